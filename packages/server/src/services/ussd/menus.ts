@@ -1,0 +1,275 @@
+/**
+ * USSD menus as data, and their one rendering function. Pure: no I/O.
+ *
+ * `renderMenu(state, context, data, extra?)` builds the menu of a state from the session context and
+ * the data snapshot. Every menu goes through `finish`, which guarantees `ussdText(menu).length <= 182`:
+ * long lists paginate (5 per page), long labels are shortened (longest first), and as a last resort
+ * the text is cut. Money is formatted from decimal strings with bigint arithmetic (no float errors).
+ */
+import {
+  isEndState,
+  type UssdContext,
+  type UssdData,
+  type UssdHolding,
+  type UssdMenu,
+  type UssdOpenOrder,
+  type UssdOption,
+  type UssdState,
+  type UssdStock,
+} from './types.ts';
+
+export const MAX_USSD_TEXT = 182;
+export const PAGE_SIZE = 5;
+const MIN_LABEL = 4;
+
+/** Spec: the menu text, a blank line, then one line per option as `<key>. <label>`. */
+export function ussdText(menu: Pick<UssdMenu, 'text' | 'options'>): string {
+  if (menu.options.length === 0) return menu.text;
+  return `${menu.text}\n\n${menu.options.map((o) => `${o.key}. ${o.label}`).join('\n')}`;
+}
+
+function finish(state: UssdState, body: string, options: UssdOption[], notice?: string): UssdMenu {
+  const opts = options.map((o) => ({ ...o }));
+  let text = notice ? `${notice}\n${body}` : body;
+  const over = () => ussdText({ text, options: opts }).length - MAX_USSD_TEXT;
+  while (over() > 0) {
+    let longest: UssdOption | undefined;
+    for (const o of opts) if (!longest || o.label.length > longest.label.length) longest = o;
+    if (!longest || longest.label.length <= MIN_LABEL) break;
+    longest.label = longest.label.slice(0, -1).trimEnd();
+  }
+  if (over() > 0) text = text.slice(0, Math.max(0, text.length - over()));
+  return { state, text, options: opts, isEndState: isEndState(state) };
+}
+
+const HOME_OPTION: UssdOption = { key: '0', label: 'Home', nextState: 'HOME' };
+
+export function errorMenu(): UssdMenu {
+  return finish('ERROR', 'Something went wrong.', [HOME_OPTION]);
+}
+
+// ---- decimals: values are bigint at scale 4 (1.5 -> 15000n) ----
+
+const SCALE = 10_000n;
+
+export function toScaled(value: string): bigint {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(value.trim());
+  if (!m) throw new Error(`Invalid decimal: ${value}`);
+  return BigInt(m[1] ?? '0') * SCALE + BigInt((m[2] ?? '').slice(0, 4).padEnd(4, '0'));
+}
+
+/** Rounds half up to `decimals` (0..4) and groups thousands: 1234567n*SCALE -> '1,234,567.00'. */
+export function formatScaled(value: bigint, decimals: number): string {
+  const unit = 10n ** BigInt(4 - decimals);
+  const rounded = (value + unit / 2n) / unit;
+  const base = 10n ** BigInt(decimals);
+  const int = (rounded / base).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return decimals === 0 ? int : `${int}.${(rounded % base).toString().padStart(decimals, '0')}`;
+}
+
+export const formatMoney = (value: string): string => formatScaled(toScaled(value), 2);
+
+/** A price keeps up to 4 decimals when they are significant, at least 2. */
+export function formatPrice(value: string): string {
+  const v = toScaled(value);
+  return formatScaled(v, v % 100n === 0n ? 2 : v % 10n === 0n ? 3 : 4);
+}
+
+/** Units as a number with up to 4 decimals, trailing zeros dropped: 12.5 -> '12.5'. */
+export function formatUnits(units: number): string {
+  return formatScaled(toScaled(units.toFixed(4)), 4).replace(/\.?0+$/, '');
+}
+
+/** Estimated units bought for a whole amount at a price, rounded half up to 2 decimals. */
+export function estimateUnits(amount: string, price: string): string {
+  return formatScaled((BigInt(amount) * SCALE * SCALE) / toScaled(price), 2);
+}
+
+export const estimateProceeds = (quantity: number, price: string): string =>
+  formatScaled(BigInt(quantity) * toScaled(price), 2);
+
+// ---- lookups shared with the machine ----
+
+export function paginate<T>(items: readonly T[], page: number | undefined) {
+  const totalPages = Math.max(1, Math.ceil(items.length / PAGE_SIZE));
+  const p = page !== undefined && Number.isInteger(page) && page >= 1 && page <= totalPages ? page : 1;
+  return { page: p, totalPages, items: items.slice((p - 1) * PAGE_SIZE, p * PAGE_SIZE) };
+}
+
+export function matchStocks(stocks: readonly UssdStock[], term: string): UssdStock[] {
+  const t = term.trim().toLowerCase();
+  return stocks.filter((s) => s.symbol.toLowerCase().includes(t) || s.name.toLowerCase().includes(t));
+}
+
+/** STOCKS list: the catalog sorted by symbol, limited to the search term's matches when set. */
+export function stockList(context: UssdContext, data: UssdData): UssdStock[] {
+  const sorted = [...data.stocks].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+  return context.searchTerm === undefined ? sorted : matchStocks(sorted, context.searchTerm);
+}
+
+export const findStock = (context: UssdContext, data: UssdData): UssdStock | undefined =>
+  data.stocks.find((s) => s.id === context.stockId);
+
+/** Whole units of a stock the customer may sell. */
+export function sellableUnits(stockId: string | undefined, holdings: readonly UssdHolding[]): number {
+  const units = holdings.find((h) => h.stockId === stockId)?.units ?? 0;
+  return Math.max(0, Math.floor(units));
+}
+
+export const findOrder = (context: UssdContext, data: UssdData): UssdOpenOrder | undefined =>
+  data.openOrders.find((o) => o.id === context.orderId);
+
+export function clip(value: string, max: number): string {
+  return value.length <= max ? value : `${value.slice(0, max - 1).trimEnd()}.`;
+}
+
+// ---- the menus ----
+
+const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${formatMoney(o.amount)}`;
+/** Short list label: `BUY SCOM 1,000` (decimals only when not .00; the details screen shows all). */
+const requestLabel = (o: UssdOpenOrder) =>
+  `${o.side} ${o.symbol} ${formatMoney(o.amount).replace(/\.00$/, '')}`;
+const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
+const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
+
+/** Text built from lines, dropping list lines (with a "+n more" line) until the screen fits. */
+function fitList(head: string[], list: string[], tail: string[], options: UssdOption[]) {
+  for (let n = list.length; ; n--) {
+    const more = n < list.length ? [`+${list.length - n} more`] : [];
+    const text = [...head, ...list.slice(0, n), ...more, ...tail].join('\n');
+    if (n === 0 || ussdText({ text, options }).length <= MAX_USSD_TEXT) return text;
+  }
+}
+
+export function renderMenu(
+  state: UssdState,
+  context: UssdContext,
+  data: UssdData,
+  extra: { notice?: string; orderId?: string } = {},
+): UssdMenu {
+  const m = (text: string, options: UssdOption[]) => finish(state, text, options, extra.notice);
+  const gone = (text: string) => m(text, [HOME_OPTION]);
+  const stock = findStock(context, data);
+  const order = findOrder(context, data);
+  const orderId = extra.orderId ?? context.orderId;
+  const ref = orderId ? ` Ref ${orderId}` : '';
+  switch (state) {
+    case 'HOME':
+      return m(`Welcome to ${clip(data.organizationName, 80)}`, [
+        { key: '1', label: 'Stocks', nextState: 'STOCKS' },
+        { key: '2', label: 'My Portfolio', nextState: 'PORTFOLIO' },
+      ]);
+    case 'STOCKS': {
+      const all = stockList(context, data);
+      const { page, totalPages, items } = paginate(all, context.stocksPage);
+      const term = context.searchTerm === undefined ? '' : ` matching ${clip(context.searchTerm, 20)}`;
+      const text =
+        all.length === 0
+          ? `No stocks${term || ' listed'}.`
+          : `Select a stock${term} (page ${page}/${totalPages})`;
+      const listed: UssdOption[] = items.map((s, i) => ({
+        key: String(i + 1),
+        label: `${s.symbol} ${s.name}`,
+        nextState: 'SELECT_STOCK',
+        data: { stockId: s.id, symbol: s.symbol, name: s.name },
+      }));
+      return m(text, [
+        ...listed,
+        { key: '7', label: 'Next' },
+        { key: '8', label: 'Search', nextState: 'SEARCH_STOCK' },
+        HOME_OPTION,
+      ]);
+    }
+    case 'SEARCH_STOCK':
+      return m('Enter stock name or symbol', [HOME_OPTION]);
+    case 'SELECT_STOCK': {
+      if (!stock) return gone('This stock is no longer available.');
+      const held = data.holdings.find((h) => h.stockId === stock.id)?.units ?? 0;
+      const sellable = sellableUnits(stock.id, data.holdings) >= 1;
+      const lines = [stockTitle(stock), `Price: ${stock.currency} ${formatPrice(stock.price)}`];
+      if (held > 0) lines.push(`You hold ${formatUnits(held)} units`);
+      const options: UssdOption[] = [{ key: '1', label: 'Buy', nextState: 'BUY_AMOUNT' }];
+      if (sellable) options.push({ key: '2', label: 'Sell', nextState: 'SELL_QUANTITY' });
+      return m(lines.join('\n'), [...options, HOME_OPTION]);
+    }
+    case 'BUY_AMOUNT':
+      if (!stock) return gone('This stock is no longer available.');
+      return m(`Buy ${stock.symbol}\nEnter amount (${stock.currency}), min 100`, [HOME_OPTION]);
+    case 'BUY_CONFIRM': {
+      if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
+      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(context.amount)}`;
+      if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
+      const price = `Price: ${stock.currency} ${formatPrice(stock.price)}`;
+      return m(`${head}\n${price}\nEst. units: ${estimateUnits(context.amount, stock.price)}`, [
+        { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
+        { key: '2', label: 'Cancel', nextState: 'HOME' },
+      ]);
+    }
+    case 'BUY_SUBMITTED':
+      return m(`Request received. Approve the payment prompt on your phone.${ref}`, []);
+    case 'SELL_QUANTITY': {
+      if (!stock) return gone('This stock is no longer available.');
+      const max = sellableUnits(stock.id, data.holdings);
+      if (max < 1) return gone(`You hold no whole units of ${stock.symbol}.`);
+      return m(`Sell ${stock.symbol}\nEnter units to sell (max ${max})`, [HOME_OPTION]);
+    }
+    case 'SELL_CONFIRM': {
+      const q = context.quantity;
+      if (!stock || q === undefined) return gone('This stock is no longer available.');
+      if (q > sellableUnits(stock.id, data.holdings))
+        return gone(`You no longer hold ${q} units of ${stock.symbol}.`);
+      const head = `Sell ${q} ${stock.symbol} units`;
+      if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
+      const price = `Price: ${stock.currency} ${formatPrice(stock.price)}`;
+      return m(`${head}\n${price}\nEst. proceeds: ${stock.currency} ${estimateProceeds(q, stock.price)}`, [
+        { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
+        { key: '2', label: 'Cancel', nextState: 'HOME' },
+      ]);
+    }
+    case 'SELL_SUBMITTED':
+      return m(`Request received. The proceeds will be paid to your phone.${ref}`, []);
+    case 'PORTFOLIO': {
+      const options: UssdOption[] = [
+        { key: '1', label: 'Open requests', nextState: 'REQUESTS' },
+        HOME_OPTION,
+      ];
+      const held = data.holdings.filter((h) => h.units > 0);
+      const list = held.map((h) => `${h.symbol} ${formatUnits(h.units)} units, KES ${formatMoney(h.value)}`);
+      const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
+      const tail = [
+        ...(held.length === 0 ? ['No holdings.'] : []),
+        `Open requests: ${data.openOrders.length}`,
+      ];
+      return finish(state, fitList(head, list, tail, options), options);
+    }
+    case 'REQUESTS': {
+      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage);
+      if (items.length === 0) return gone('No open requests.');
+      const listed: UssdOption[] = items.map((o, i) => ({
+        key: String(i + 1),
+        label: requestLabel(o),
+        nextState: 'REQUEST_DETAILS',
+      }));
+      const next: UssdOption[] = totalPages > 1 ? [{ key: '7', label: 'Next' }] : [];
+      return m(`Open requests (${page}/${totalPages})`, [...listed, ...next, HOME_OPTION]);
+    }
+    case 'REQUEST_DETAILS':
+      if (!order) return gone('This request is no longer open.');
+      return m(`${orderLine(order)}\nStatus: ${order.status}\nRef ${order.id}`, [
+        { key: '1', label: 'Cancel request', nextState: 'CANCEL_REQUEST_CONFIRMATION' },
+        HOME_OPTION,
+      ]);
+    case 'CANCEL_REQUEST_CONFIRMATION':
+      if (!order) return gone('This request is no longer open.');
+      return m(`Cancel this request?\n${orderLine(order)}`, [
+        { key: '1', label: 'Yes, cancel', action: 'CANCEL_ORDER' },
+        { key: '2', label: 'No', nextState: 'HOME' },
+      ]);
+    case 'REQUEST_CANCELLED':
+      return m(`Request cancelled.${ref}`, []);
+    case 'ERROR':
+      return m('Something went wrong.', [HOME_OPTION]);
+  }
+  const _exhaustive: never = state;
+  throw new Error(`Unknown USSD state: ${String(_exhaustive)}`);
+}
