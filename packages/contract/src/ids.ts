@@ -9,7 +9,10 @@ let counter = randomBytes(2).readUInt16BE(0);
 const fingerprint = (process.pid.toString(36) + randomBytes(2).toString('hex')).slice(-4).padStart(4, '0');
 
 function base36(bytes: number, length: number): string {
-  return BigInt(`0x${randomBytes(bytes).toString('hex')}`).toString(36).padStart(length, '0').slice(-length);
+  return BigInt(`0x${randomBytes(bytes).toString('hex')}`)
+    .toString(36)
+    .padStart(length, '0')
+    .slice(-length);
 }
 
 /** Time-ordered, collision-resistant id in the classic CUID layout: time(8) counter(4) host(4) random(8). */

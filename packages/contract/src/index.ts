@@ -1,4 +1,4 @@
+export * from './digest.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './signature.ts';
-export * from './digest.ts';

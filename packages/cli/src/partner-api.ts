@@ -1,0 +1,131 @@
+#!/usr/bin/env -S npx tsx
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import dotenv from 'dotenv';
+import { AdminCallError, createAdminClient } from './admin-client.ts';
+import { printResult } from './output.ts';
+
+dotenv.config({ quiet: true });
+
+const program = new Command('partner-api').description('Operator CLI of the partner API server');
+
+/** Each admin command: call the admin API, print JSON with --json, else a readable summary. */
+function adminAction<A extends unknown[]>(
+  work: (call: ReturnType<typeof createAdminClient>, ...args: A) => Promise<unknown>,
+) {
+  return async (...args: A) => {
+    const command = args[args.length - 1] as Command;
+    const json = Boolean(command.optsWithGlobals().json);
+    try {
+      printResult(await work(createAdminClient(), ...args), json);
+    } catch (error) {
+      const message = error instanceof AdminCallError ? JSON.stringify(error.body) : (error as Error).message;
+      process.stderr.write(`partner-api: ${message}\n`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+program.option('--json', 'print machine-readable JSON');
+
+program
+  .command('serve')
+  .description('run the public API and the admin API')
+  .action(async () => {
+    const { serve } = await import('@partner-api/server');
+    await serve();
+  });
+
+program
+  .command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => {
+    const { loadConfig, createRuntime } = await import('@partner-api/server');
+    const runtime = await createRuntime(loadConfig());
+    await runtime.close();
+    printResult({ migrated: true, store: runtime.database.kind }, Boolean(program.opts().json));
+  });
+
+const org = program.command('org').description('organizations');
+org
+  .command('create')
+  .requiredOption('--name <name>')
+  .option('--description <text>')
+  .option('--website <url>')
+  .option('--email <email>')
+  .option('--phone <phone>')
+  .option('--address <text>')
+  .action(
+    adminAction((call, options: Record<string, string>) => call('POST', '/admin/organizations', options)),
+  );
+org.command('list').action(adminAction((call) => call('GET', '/admin/organizations')));
+
+const credential = program.command('credential').description('API credentials of an organization');
+credential
+  .command('create')
+  .requiredOption('--org <organizationId>')
+  .requiredOption('--name <name>')
+  .option('--public-key <file>', 'Ed25519 public key (SPKI PEM or JWK file)')
+  .option('--key-id <keyId>')
+  .option('--trusted-ip <ip...>', 'allowlisted address or CIDR range (repeatable)')
+  .option('--expires-at <date>')
+  .action(
+    adminAction(
+      (
+        call,
+        o: {
+          org: string;
+          name: string;
+          publicKey?: string;
+          keyId?: string;
+          trustedIp?: string[];
+          expiresAt?: string;
+        },
+      ) =>
+        call('POST', `/admin/organizations/${o.org}/credentials`, {
+          name: o.name,
+          publicKey: o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined,
+          keyId: o.keyId,
+          trustedIps: o.trustedIp,
+          expiresAt: o.expiresAt,
+        }),
+    ),
+  );
+credential
+  .command('list')
+  .option('--org <organizationId>')
+  .action(
+    adminAction((call, o: { org?: string }) =>
+      call('GET', `/admin/credentials${o.org ? `?organizationId=${encodeURIComponent(o.org)}` : ''}`),
+    ),
+  );
+credential
+  .command('rotate-key')
+  .argument('<credentialId>')
+  .requiredOption('--public-key <file>')
+  .requiredOption('--key-id <keyId>')
+  .action(
+    adminAction((call, id: string, o: { publicKey: string; keyId: string }) =>
+      call('PUT', `/admin/credentials/${id}/signing-key`, {
+        publicKey: readFileSync(o.publicKey, 'utf8'),
+        keyId: o.keyId,
+      }),
+    ),
+  );
+credential
+  .command('update')
+  .argument('<credentialId>')
+  .option('--trusted-ip <ip...>')
+  .option('--active <bool>', 'true or false')
+  .option('--expires-at <date>')
+  .action(
+    adminAction((call, id: string, o: { trustedIp?: string[]; active?: string; expiresAt?: string }) =>
+      call('PATCH', `/admin/credentials/${id}`, {
+        trustedIps: o.trustedIp,
+        isActive: o.active === undefined ? undefined : o.active === 'true',
+        expiresAt: o.expiresAt,
+      }),
+    ),
+  );
+
+await program.parseAsync(process.argv);

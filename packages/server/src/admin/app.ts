@@ -1,0 +1,100 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { desc, eq } from 'drizzle-orm';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { LOG_REDACT } from '../app.ts';
+import type { AppContext } from '../context.ts';
+import { credentials } from '../db/schema.ts';
+import { unauthorized, validationFailed } from '../lib/errors.ts';
+import { InvalidPublicKeyError } from '../lib/keys.ts';
+import { installBodyParsers } from '../plugins/body-parsing.ts';
+import { installErrorHandling } from '../plugins/errors.ts';
+import { generateRequestId, installRequestId } from '../plugins/request-id.ts';
+import { installValidation } from '../plugins/validation.ts';
+import { createCredential } from '../services/credentials/create.ts';
+import { presentCredential, setSigningKey, updateCredential } from '../services/credentials/update.ts';
+import { createOrganization } from '../services/organizations/create.ts';
+import { listOrganizations } from '../services/organizations/list.ts';
+import * as s from './schemas.ts';
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Key problems are the operator's input errors: answer them as validation on `publicKey`. */
+async function withKeyValidation<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InvalidPublicKeyError)
+      throw validationFailed([{ field: 'publicKey', message: error.message }]);
+    throw error;
+  }
+}
+
+/** The operator's API, on its own listener (ADMIN_HOST:ADMIN_PORT, loopback by default). */
+export async function buildAdminApp(
+  ctx: AppContext,
+  options: { logger?: boolean } = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: ctx.config.LOG_LEVEL, redact: LOG_REDACT },
+    genReqId: generateRequestId,
+    requestIdHeader: false,
+  });
+  installErrorHandling(app);
+  installBodyParsers(app);
+  installValidation(app);
+  installRequestId(app);
+
+  const expected = digest(ctx.secrets.adminToken);
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
+    // Compare digests so the comparison is constant-time whatever the presented length.
+    if (!token || !timingSafeEqual(digest(token), expected)) throw unauthorized('Invalid admin token');
+  });
+
+  const db = ctx.database.db;
+  app.post('/admin/organizations', { schema: { body: s.organizationCreateBody } }, async (request, reply) => {
+    const organization = await createOrganization({ db, input: request.body as never });
+    return reply.code(201).send(organization);
+  });
+  app.get('/admin/organizations', async () => listOrganizations({ db }));
+
+  app.post(
+    '/admin/organizations/:id/credentials',
+    { schema: { params: s.idParams, body: s.credentialCreateBody } },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const created = await withKeyValidation(() =>
+        createCredential({ db, organizationId: id, input: request.body as never }),
+      );
+      return reply.code(201).send(created);
+    },
+  );
+  app.get('/admin/credentials', { schema: { querystring: s.organizationFilter } }, async (request) => {
+    const { organizationId } = request.query as { organizationId?: string };
+    const rows = await db
+      .select()
+      .from(credentials)
+      .where(organizationId ? eq(credentials.organizationId, organizationId) : undefined)
+      .orderBy(desc(credentials.createdAt));
+    return rows.map(presentCredential);
+  });
+  app.put(
+    '/admin/credentials/:id/signing-key',
+    { schema: { params: s.idParams, body: s.signingKeyBody } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { publicKey, keyId } = request.body as { publicKey: unknown; keyId: string };
+      return withKeyValidation(() => setSigningKey({ db, id, publicKey, keyId }));
+    },
+  );
+  app.patch(
+    '/admin/credentials/:id',
+    { schema: { params: s.idParams, body: s.credentialPatchBody } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return updateCredential({ db, id, patch: request.body as never });
+    },
+  );
+  return app;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { isIpOrCidr } from '../lib/ip-allowlist.ts';
+
+const optionalText = (max: number) => z.string().trim().min(1).max(max).nullable().optional();
+
+export const organizationCreateBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  description: optionalText(1000),
+  website: optionalText(500),
+  email: optionalText(320),
+  phone: optionalText(40),
+  address: optionalText(500),
+});
+
+const trustedIps = z.array(z.string().refine(isIpOrCidr, 'must be an IP address or CIDR range')).max(100);
+
+const publicKey = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
+const keyId = z.string().trim().min(1).max(200);
+
+export const credentialCreateBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    publicKey: publicKey.optional(),
+    keyId: keyId.optional(),
+    trustedIps: trustedIps.optional(),
+    expiresAt: z.coerce.date().nullable().optional(),
+  })
+  .refine((v) => (v.publicKey === undefined) === (v.keyId === undefined), {
+    message: 'publicKey and keyId go together',
+    path: ['keyId'],
+  });
+
+export const signingKeyBody = z.strictObject({ publicKey, keyId });
+
+export const credentialPatchBody = z.strictObject({
+  trustedIps: trustedIps.optional(),
+  isActive: z.boolean().optional(),
+  expiresAt: z.coerce.date().nullable().optional(),
+});
+
+export const idParams = z.strictObject({ id: z.string().min(1).max(64) });
+export const organizationFilter = z.strictObject({ organizationId: z.string().min(1).max(64).optional() });

@@ -1,0 +1,59 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppContext } from './context.ts';
+import { installBodyParsers } from './plugins/body-parsing.ts';
+import { installErrorHandling } from './plugins/errors.ts';
+import { installRateLimits } from './plugins/rate-limit.ts';
+import { generateRequestId, installRequestId } from './plugins/request-id.ts';
+import { installValidation } from './plugins/validation.ts';
+import { healthRoutes } from './routes/health.ts';
+
+/** Never logged: credentials, signatures and keys (product.md, Operations). */
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.signature',
+  'req.headers["x-callback-signature"]',
+  '*.clientSecret',
+  '*.privateKey',
+  '*.secret',
+  '*.token',
+];
+
+export type BuildOptions = { logger?: boolean };
+
+/** Builds the public app; the process (listen, signals) belongs to server.ts. */
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: ctx.config.LOG_LEVEL, redact: LOG_REDACT },
+    genReqId: generateRequestId,
+    requestIdHeader: false,
+    trustProxy: ctx.config.TRUST_PROXY,
+    bodyLimit: 102_400,
+    return503OnClosing: true,
+  });
+
+  installErrorHandling(app);
+  installBodyParsers(app);
+  installValidation(app);
+  installRequestId(app);
+  installRequestMetrics(app, ctx);
+  // Security order (style.md habit 2): rate limit here; token, client id, allowlist, signature,
+  // digest in the auth plugin; then schema validation; then idempotency.
+  installRateLimits(app, {
+    global: ctx.config.RATE_LIMIT_GLOBAL,
+    token: ctx.config.RATE_LIMIT_TOKEN,
+    redis: ctx.redis,
+    prefix: ctx.rateLimitPrefix,
+    metrics: ctx.metrics,
+  });
+
+  await app.register(healthRoutes, { ctx });
+  return app;
+}
+
+function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    ctx.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    ctx.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+}

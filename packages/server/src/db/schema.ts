@@ -1,0 +1,101 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const timestamps = {
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+};
+
+export const organizations = pgTable('organizations', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description'),
+  website: text('website'),
+  email: text('email'),
+  phone: text('phone'),
+  address: text('address'),
+  isActive: boolean('is_active').notNull().default(true),
+  ...timestamps,
+});
+
+export const credentials = pgTable(
+  'credentials',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    clientId: text('client_id').notNull(),
+    /** scrypt hash of the client secret; the secret itself is never stored. */
+    secretHash: text('secret_hash').notNull(),
+    keyId: text('key_id'),
+    /** SPKI PEM of the partner's request-signing key. */
+    publicKey: text('public_key'),
+    trustedIps: text('trusted_ips').array().notNull().default(sql`'{}'::text[]`),
+    isActive: boolean('is_active').notNull().default(true),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('credentials_client_id_key').on(t.clientId),
+    index('credentials_org_idx').on(t.organizationId),
+  ],
+);
+
+/** Revoked token ids; kept until the token would have expired anyway. */
+export const revokedTokens = pgTable('revoked_tokens', {
+  jti: text('jti').primaryKey(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+/** One row per (credential, key): the in-progress lock and, once done, the stored response. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    credentialId: text('credential_id').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.credentialId, t.key] }), index('idempotency_expires_idx').on(t.expiresAt)],
+);
+
+export const customers = pgTable(
+  'customers',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    firstName: text('first_name').notNull(),
+    lastName: text('last_name').notNull(),
+    msisdn: text('msisdn'),
+    isActive: boolean('is_active').notNull().default(true),
+    identificationNumber: text('identification_number'),
+    identificationType: text('identification_type'),
+    referenceId: text('reference_id'),
+    ...timestamps,
+  },
+  (t) => [
+    index('customers_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('customers_org_msisdn_idx').on(t.organizationId, t.msisdn),
+  ],
+);

@@ -1,0 +1,63 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export type RejectionReason =
+  | 'rate_limit'
+  | 'token'
+  | 'client_id'
+  | 'allowlist'
+  | 'signing_key'
+  | 'signature'
+  | 'digest';
+
+/** One registry per app, so tests can build many apps in one process. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route, method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['route', 'method'] as const,
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    rejections: new Counter({
+      name: 'http_rejections_total',
+      help: 'Requests refused before the handler, by reason',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    idempotency: new Counter({
+      name: 'idempotency_outcomes_total',
+      help: 'Idempotency outcomes: executed, replayed, conflict, mismatch',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    ussdMoves: new Counter({
+      name: 'ussd_moves_total',
+      help: 'USSD moves by resulting state',
+      labelNames: ['state'] as const,
+      registers: [registry],
+    }),
+    paymentCallbacks: new Counter({
+      name: 'payment_callbacks_total',
+      help: 'Payment callbacks by outcome',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    rateLimitFallback: new Counter({
+      name: 'rate_limit_store_fallback_total',
+      help: 'Rate-limit decisions taken in memory because Redis was unreachable',
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

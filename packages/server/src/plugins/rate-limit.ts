@@ -1,0 +1,106 @@
+import { ErrorLabel, ErrorMessage } from '@partner-api/contract';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+import { AppError } from '../lib/errors.ts';
+import type { Metrics } from './metrics.ts';
+
+export type LimitSpec = { points: number; durationSeconds: number };
+
+/** Exempt from every limit and from the RateLimit-* headers (spec, Limits rule 3). */
+export const RATE_LIMIT_EXEMPT = new Set(['/healthz', '/metrics']);
+export const TOKEN_PATH = '/v1/oauth/token';
+
+type Limiter = {
+  spec: LimitSpec;
+  message: string;
+  primary: RateLimiterAbstract;
+  /** In-memory twin used while Redis cannot be reached (documented fallback). */
+  fallback?: RateLimiterMemory;
+};
+
+export type RateLimitOptions = {
+  global: LimitSpec;
+  token: LimitSpec;
+  redis?: Redis;
+  /** Instances that must share one budget use one prefix. */
+  prefix: string;
+  metrics: Metrics;
+};
+
+function createLimiter(name: string, spec: LimitSpec, message: string, options: RateLimitOptions): Limiter {
+  const base = {
+    keyPrefix: `${options.prefix}:${name}`,
+    points: spec.points,
+    duration: spec.durationSeconds,
+  };
+  const memory = new RateLimiterMemory(base);
+  if (!options.redis) return { spec, message, primary: memory };
+  return {
+    spec,
+    message,
+    primary: new RateLimiterRedis({ ...base, storeClient: options.redis }),
+    fallback: memory,
+  };
+}
+
+function headersFor(spec: LimitSpec, res: RateLimiterRes): Record<string, string> {
+  return {
+    'RateLimit-Policy': `${spec.points};w=${spec.durationSeconds}`,
+    'RateLimit-Limit': String(spec.points),
+    'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
+    'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
+  };
+}
+
+/** Registers the global limiter (and the token endpoint's, in addition) as the first onRequest hook. */
+export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
+  const global = createLimiter('global', options.global, ErrorMessage.rateLimitGlobal, options);
+  const token = createLimiter('token', options.token, ErrorMessage.rateLimitToken, options);
+  let lastFallbackLog = 0;
+
+  async function consume(
+    limiter: Limiter,
+    request: FastifyRequest,
+  ): Promise<{ res: RateLimiterRes; limited: boolean }> {
+    try {
+      return { res: await limiter.primary.consume(request.ip), limited: false };
+    } catch (outcome) {
+      if (outcome instanceof RateLimiterRes) return { res: outcome, limited: true };
+      if (!limiter.fallback) throw outcome;
+      options.metrics.rateLimitFallback.inc();
+      if (Date.now() - lastFallbackLog > 10_000) {
+        lastFallbackLog = Date.now();
+        request.log.warn(
+          { err: outcome },
+          "Redis unreachable: rate limits fall back to this instance's memory",
+        );
+      }
+      return consume({ ...limiter, primary: limiter.fallback, fallback: undefined }, request);
+    }
+  }
+
+  async function apply(limiter: Limiter, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { res, limited } = await consume(limiter, request);
+    const headers = headersFor(limiter.spec, res);
+    reply.headers(headers);
+    if (limited) {
+      options.metrics.rejections.inc({ reason: 'rate_limit' });
+      const retry = { ...headers, 'Retry-After': headers['RateLimit-Reset']! };
+      throw new AppError(429, ErrorLabel.tooManyRequests, limiter.message, undefined, retry);
+    }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?', 1)[0]!;
+    if (RATE_LIMIT_EXEMPT.has(path)) return;
+    await apply(global, request, reply);
+    // Token attempts count against both budgets; the token limiter's headers replace the global ones.
+    if (request.method === 'POST' && path === TOKEN_PATH) await apply(token, request, reply);
+  });
+}

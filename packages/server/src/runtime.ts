@@ -1,0 +1,46 @@
+import { Redis } from 'ioredis';
+import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
+import { openDatabase } from './db/client.ts';
+import { loadSecrets } from './lib/secrets.ts';
+import { createMetrics } from './plugins/metrics.ts';
+
+export type RuntimeOptions = {
+  /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
+  storePath?: string;
+  rateLimitPrefix?: string;
+};
+
+/** Opens the stores and builds the shared context; the caller owns closing it. */
+export async function createRuntime(
+  config: Config,
+  options: RuntimeOptions = {},
+): Promise<AppContext & { close(): Promise<void> }> {
+  const secrets = loadSecrets(config);
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: options.storePath ?? config.DATA_DIR,
+  });
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, {
+        // Fail fast while Redis is away so limits fall back to memory instead of queueing.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      })
+    : undefined;
+  redis?.on('error', () => {}); // reported through /healthz, metrics and the limiter's fallback log
+  return {
+    config,
+    database,
+    secrets,
+    metrics: createMetrics(),
+    redis,
+    rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
+    async close() {
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { mkdirSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { buildAdminApp } from './admin/app.ts';
+import { buildApp } from './app.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
+import { createRuntime } from './runtime.ts';
+import { seedSandbox } from './services/sandbox/seed.ts';
+
+/** Exit code for a refusal to start (bad configuration, DATA_DIR in use). */
+export const EXIT_CONFIG = 2;
+const DRAIN_TIMEOUT_MS = 10_000;
+
+function fail(message: string): never {
+  process.stderr.write(`partner-api: ${message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+
+/** The process: config, lock, stores, both listeners, graceful close on SIGTERM/SIGINT. */
+export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError)
+      fail(`invalid configuration\n${error.problems.map((p) => `  ${p}`).join('\n')}`);
+    throw error;
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+
+  let releaseLock: (() => Promise<void>) | undefined;
+  if (!config.DATABASE_URL) {
+    try {
+      releaseLock = await lockDataDir(config.DATA_DIR, (error) => {
+        process.stderr.write(
+          `partner-api: lost the DATA_DIR lock (${error.message}); stopping to protect the store\n`,
+        );
+        process.exit(1);
+      });
+    } catch (error) {
+      if (error instanceof DataDirLockedError) fail(error.message);
+      throw error;
+    }
+  }
+
+  const runtime = await createRuntime(config);
+  const app = await buildApp(runtime);
+  const admin = await buildAdminApp(runtime);
+
+  if (config.APP_ENV === 'sandbox') {
+    const seeded = await seedSandbox({
+      db: runtime.database.db,
+      dataDir: config.DATA_DIR,
+      baseUrl: config.PUBLIC_BASE_URL,
+    });
+    if (seeded) app.log.info({ file: seeded }, `sandbox seeded; demo credentials written to ${seeded}`);
+  }
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+  app.log.info(
+    {
+      store: runtime.database.kind,
+      env: config.APP_ENV,
+      credentials: config.APP_ENV === 'sandbox' ? `${config.DATA_DIR}/sandbox-credentials.json` : undefined,
+    },
+    `partner-api serving ${config.PUBLIC_BASE_URL} (admin on ${config.ADMIN_HOST}:${config.ADMIN_PORT})`,
+  );
+  installShutdown([app, admin], async () => {
+    await runtime.close();
+    await releaseLock?.();
+  });
+}
+
+function installShutdown(apps: FastifyInstance[], closeStores: () => Promise<void>): void {
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    apps[0]?.log.info({ signal }, 'draining');
+    const force = setTimeout(() => process.exit(1), DRAIN_TIMEOUT_MS + 2000).unref();
+    // close() stops accepting and waits for in-flight requests; past the deadline, drop idle sockets.
+    const drain = Promise.all(apps.map((a) => a.close()));
+    const deadline = new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref());
+    await Promise.race([drain, deadline]);
+    await closeStores().catch(() => {});
+    clearTimeout(force);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
