@@ -5,7 +5,10 @@ import { installErrorHandling } from './plugins/errors.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
 import { generateRequestId, installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
+import { createAuthenticator } from './plugins/auth.ts';
 import { healthRoutes } from './routes/health.ts';
+import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
+import { createTokenCodec } from './services/auth/tokens.ts';
 
 /** Never logged: credentials, signatures and keys (product.md, Operations). */
 export const LOG_REDACT = [
@@ -47,6 +50,17 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   });
 
   await app.register(healthRoutes, { ctx });
+  const codec = createTokenCodec(ctx.secrets.jwtSecret);
+  await app.register(
+    async (v1) => {
+      await v1.register(tokenRoute, { ctx, codec });
+      await v1.register(async (authenticated) => {
+        authenticated.addHook('preValidation', createAuthenticator(ctx, codec));
+        await authenticated.register(oauthRoutes, { ctx, codec });
+      });
+    },
+    { prefix: '/v1' },
+  );
   return app;
 }
 

@@ -1,0 +1,52 @@
+import { createId } from '@partner-api/contract';
+import { SCOPES, TOKEN_TTL_SECONDS } from '@partner-api/contract';
+import { createSigner, createVerifier, TokenError } from 'fast-jwt';
+
+export type TokenClaims = {
+  jti: string;
+  sub: string; // credential id
+  org: string;
+  client_id: string;
+  scope: string[];
+  iat: number;
+  exp: number;
+};
+
+export type TokenCheck =
+  | { ok: true; claims: TokenClaims }
+  | { ok: false; reason: 'malformed' | 'expired' | 'invalid' };
+
+/**
+ * HS256 with a synchronous HMAC verifier: fast-jwt verifies ~95,000/s per core where jose's
+ * WebCrypto path manages ~4,000/s (product.md, Tokens).
+ */
+export function createTokenCodec(secret: string) {
+  const sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
+  const verify = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims: ['jti', 'sub', 'org', 'client_id', 'exp'] });
+  return {
+    issue(input: { credentialId: string; organizationId: string; clientId: string }, now = Math.floor(Date.now() / 1000)) {
+      const claims: TokenClaims = {
+        jti: createId(),
+        sub: input.credentialId,
+        org: input.organizationId,
+        client_id: input.clientId,
+        scope: [...SCOPES],
+        iat: now,
+        exp: now + TOKEN_TTL_SECONDS,
+      };
+      return { token: sign(claims), claims };
+    },
+    check(token: string): TokenCheck {
+      try {
+        return { ok: true, claims: verify(token) as TokenClaims };
+      } catch (error) {
+        const code = error instanceof TokenError ? error.code : '';
+        if (code === TokenError.codes.expired) return { ok: false, reason: 'expired' };
+        if (code === TokenError.codes.malformed || code === TokenError.codes.invalidType) return { ok: false, reason: 'malformed' };
+        return { ok: false, reason: 'invalid' };
+      }
+    },
+  };
+}
+
+export type TokenCodec = ReturnType<typeof createTokenCodec>;

@@ -1,0 +1,72 @@
+import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.ts';
+import { idempotencyKeys } from '../../db/schema.ts';
+
+/** A lock held by a crashed request expires after this long (product.md, Idempotency). */
+export const LOCK_SECONDS = 60;
+
+export type Claim = { credentialId: string; key: string };
+export type StoredResponse = { status: number; body: string; headers: Record<string, string> };
+
+export type ClaimOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_progress' }
+  | { kind: 'mismatch' };
+
+const lockUntil = sql`now() + make_interval(secs => ${LOCK_SECONDS})`;
+
+/**
+ * Claims a key atomically: the primary key decides the race, never a check-then-insert. A record
+ * past its retention, or a lock left by a crashed request, is taken over by a conditional update.
+ */
+export async function claimKey(
+  db: Queryable,
+  claim: Claim,
+  fingerprint: string,
+  ttlSeconds: number,
+): Promise<ClaimOutcome> {
+  const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
+  const inserted = await db
+    .insert(idempotencyKeys)
+    .values({ ...claim, fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  if (inserted.length > 0) return { kind: 'claimed' };
+
+  const match = and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key));
+  const expired = await db
+    .update(idempotencyKeys)
+    .set({ fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never, responseStatus: null, responseBody: null, responseHeaders: null, createdAt: sql`now()` as never })
+    .where(and(match, lte(idempotencyKeys.expiresAt, sql`now()`)))
+    .returning({ key: idempotencyKeys.key });
+  if (expired.length > 0) return { kind: 'claimed' };
+
+  const [row] = await db.select().from(idempotencyKeys).where(match);
+  if (!row) return claimKey(db, claim, fingerprint, ttlSeconds); // deleted between our statements: try again
+  if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+  if (row.responseStatus !== null) {
+    return { kind: 'replay', response: { status: row.responseStatus, body: row.responseBody ?? '', headers: row.responseHeaders ?? {} } };
+  }
+  const takenOver = await db
+    .update(idempotencyKeys)
+    .set({ lockedUntil: lockUntil as never })
+    .where(and(match, isNull(idempotencyKeys.responseStatus), or(isNull(idempotencyKeys.lockedUntil), lte(idempotencyKeys.lockedUntil, sql`now()`))))
+    .returning({ key: idempotencyKeys.key });
+  return takenOver.length > 0 ? { kind: 'claimed' } : { kind: 'in_progress' };
+}
+
+/** Stores the response; run inside the mutation's own transaction so both commit or neither. */
+export async function completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ responseStatus: response.status, responseBody: response.body, responseHeaders: response.headers, lockedUntil: null })
+    .where(and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key)));
+}
+
+/** Frees the key after a 5xx so that the partner's retry can run. */
+export async function releaseKey(db: Queryable, claim: Claim): Promise<void> {
+  await db
+    .delete(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key), isNull(idempotencyKeys.responseStatus)));
+}

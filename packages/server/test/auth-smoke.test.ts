@@ -1,0 +1,18 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, type TestApp, buildTestApp } from './support/app.ts';
+import { createPartner, signedInject } from './support/partner.ts';
+
+describe.each(STORES)('smoke on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(store);
+  });
+  afterAll(() => t.close());
+
+  it('me works with a signed request', async () => {
+    const p = await createPartner(t);
+    const res = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
+    expect(res.json()).toMatchObject({ data: { id: p.organizationId } });
+    expect(res.statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildAdminApp } from '../../src/admin/app.ts';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { AppContext } from '../../src/context.ts';
+import { createRuntime } from '../../src/runtime.ts';
+
+export type StoreKind = 'pglite' | 'postgres';
+
+/** Every suite runs on the embedded store; on PostgreSQL too when DATABASE_URL is set. */
+export const STORES: StoreKind[] = process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+export const POSTGRES_SKIP_REASON = 'DATABASE_URL is not set: the real-PostgreSQL suite is skipped';
+export const REDIS_SKIP_REASON = 'REDIS_URL is not set: the real-Redis suite is skipped';
+
+export type TestApp = {
+  app: FastifyInstance;
+  admin: FastifyInstance;
+  ctx: AppContext;
+  dataDir: string;
+  close(): Promise<void>;
+};
+
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'partner-api-test-'));
+}
+
+/**
+ * Builds the public and admin apps against a real migrated store: PGlite in memory, or the
+ * PostgreSQL of DATABASE_URL. Tests stay independent by creating a fresh organization each.
+ */
+export async function buildTestApp(
+  store: StoreKind,
+  env: Record<string, string> = {},
+  options: { withRedis?: boolean; rateLimitPrefix?: string } = {},
+): Promise<TestApp> {
+  const dataDir = tempDataDir();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_GLOBAL: '100000/60s',
+    RATE_LIMIT_TOKEN: '100000/60s',
+    ...(store === 'postgres' ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(options.withRedis ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
+  });
+  const ctx = await createRuntime(config, {
+    storePath: 'memory://',
+    rateLimitPrefix: options.rateLimitPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
+  });
+  const app = await buildApp(ctx, { logger: false });
+  const admin = await buildAdminApp(ctx, { logger: false });
+  await app.ready();
+  await admin.ready();
+  return {
+    app,
+    admin,
+    ctx,
+    dataDir,
+    async close() {
+      await app.close();
+      await admin.close();
+      await ctx.close();
+    },
+  };
+}
