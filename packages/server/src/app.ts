@@ -1,13 +1,19 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
+import { createAuthenticator } from './plugins/auth.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
 import { installErrorHandling } from './plugins/errors.ts';
+import { createIdempotencyGuard } from './plugins/idempotency.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
 import { generateRequestId, installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
-import { createAuthenticator } from './plugins/auth.ts';
+import { customerRoutes } from './routes/customers.ts';
 import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
+import { paymentCallbackRoute } from './routes/payment-callback.ts';
+import { paymentRoutes } from './routes/payments.ts';
+import { ussdRoutes } from './routes/ussd.ts';
+import { webhookKeyRoute } from './routes/webhook-key.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 
 /** Never logged: credentials, signatures and keys (product.md, Operations). */
@@ -51,12 +57,19 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
 
   await app.register(healthRoutes, { ctx });
   const codec = createTokenCodec(ctx.secrets.jwtSecret);
+  const deps = { ctx, codec, idempotency: createIdempotencyGuard(ctx) };
   await app.register(
     async (v1) => {
-      await v1.register(tokenRoute, { ctx, codec });
+      // Unauthenticated: the token exchange, the webhook public key, the provider's signed callback.
+      await v1.register(tokenRoute, deps);
+      await v1.register(webhookKeyRoute, deps);
+      await v1.register(paymentCallbackRoute, deps);
       await v1.register(async (authenticated) => {
         authenticated.addHook('preValidation', createAuthenticator(ctx, codec));
-        await authenticated.register(oauthRoutes, { ctx, codec });
+        await authenticated.register(oauthRoutes, deps);
+        await authenticated.register(customerRoutes, deps);
+        await authenticated.register(paymentRoutes, deps);
+        await authenticated.register(ussdRoutes, deps);
       });
     },
     { prefix: '/v1' },

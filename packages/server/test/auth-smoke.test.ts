@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, type TestApp, buildTestApp } from './support/app.ts';
+import { buildTestApp, STORES, type TestApp } from './support/app.ts';
 import { createPartner, signedInject } from './support/partner.ts';
 
 describe.each(STORES)('smoke on %s', (store) => {

@@ -4,7 +4,9 @@ export const CLIENT_ID_PATTERN = /^org_[a-f0-9]{32}$/;
 export const CLIENT_SECRET_PATTERN = /^[a-f0-9]{32}_[a-f0-9]{32}$/;
 
 export const tokenRequestSchema = z.strictObject({
-  clientId: z.string({ error: 'Invalid client ID format' }).regex(CLIENT_ID_PATTERN, 'Invalid client ID format'),
+  clientId: z
+    .string({ error: 'Invalid client ID format' })
+    .regex(CLIENT_ID_PATTERN, 'Invalid client ID format'),
   clientSecret: z
     .string({ error: 'Invalid client secret format' })
     .regex(CLIENT_SECRET_PATTERN, 'Invalid client secret format'),

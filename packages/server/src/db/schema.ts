@@ -4,6 +4,7 @@ import {
   index,
   integer,
   jsonb,
+  numeric,
   pgTable,
   primaryKey,
   text,
@@ -98,4 +99,110 @@ export const customers = pgTable(
     index('customers_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
     index('customers_org_msisdn_idx').on(t.organizationId, t.msisdn),
   ],
+);
+
+/** The listed stocks catalog: seeded in sandbox, imported by the operator (upsert by symbol). */
+export const stocks = pgTable(
+  'stocks',
+  {
+    id: text('id').primaryKey(),
+    symbol: text('symbol').notNull(),
+    name: text('name').notNull(),
+    price: numeric('price', { precision: 18, scale: 4 }).notNull(),
+    currency: text('currency').notNull().default('KES'),
+    isActive: boolean('is_active').notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('stocks_symbol_key').on(t.symbol)],
+);
+
+export const holdings = pgTable(
+  'holdings',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    units: numeric('units', { precision: 20, scale: 4 }).notNull().default('0'),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.stockId] })],
+);
+
+/** BUY: PENDING_PAYMENT → PAID → EXECUTED, or FAILED / CANCELLED. SELL: EXECUTED at once, proceeds paid out. */
+export const orders = pgTable(
+  'orders',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    side: text('side').$type<'BUY' | 'SELL'>().notNull(),
+    status: text('status')
+      .$type<'PENDING_PAYMENT' | 'PAID' | 'EXECUTED' | 'FAILED' | 'CANCELLED'>()
+      .notNull(),
+    /** BUY: the amount paid in; SELL: the proceeds paid out. */
+    amount: numeric('amount', { precision: 18, scale: 2 }).notNull(),
+    currency: text('currency').notNull().default('KES'),
+    quantity: numeric('quantity', { precision: 20, scale: 4 }),
+    price: numeric('price', { precision: 18, scale: 4 }),
+    ...timestamps,
+  },
+  (t) => [index('orders_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt.desc())],
+);
+
+/** Mobile-money movements: INCOMING = C2B collection, OUTGOING = B2C disbursement (proceeds or refund). */
+export const transactions = pgTable(
+  'transactions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    orderId: text('order_id')
+      .notNull()
+      .references(() => orders.id),
+    type: text('type').$type<'INCOMING' | 'OUTGOING'>().notNull(),
+    amount: numeric('amount', { precision: 18, scale: 2 }).notNull(),
+    currency: text('currency').notNull().default('KES'),
+    status: text('status').$type<'PENDING' | 'SUCCESS' | 'FAILED' | 'CANCELLED'>().notNull(),
+    provider: text('provider').$type<'MPESA' | 'AIRTEL_MONEY' | 'MTN_MOMO'>().notNull(),
+    msisdn: text('msisdn').notNull(),
+    providerReference: text('provider_reference'),
+    failureReason: text('failure_reason'),
+    settledAt: timestamp('settled_at', { withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (t) => [index('transactions_order_idx').on(t.orderId, t.type, t.createdAt.desc())],
+);
+
+export const ussdSessions = pgTable(
+  'ussd_sessions',
+  {
+    /** `ussd_` followed by hex (spec). */
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    state: text('state').notNull(),
+    context: jsonb('context').$type<Record<string, unknown>>().notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    ...timestamps,
+  },
+  (t) => [index('ussd_sessions_customer_idx').on(t.customerId)],
 );

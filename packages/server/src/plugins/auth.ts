@@ -1,4 +1,4 @@
-import { type KeyObject, createPublicKey } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import {
   ErrorLabel,
   ErrorMessage,
@@ -103,7 +103,9 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
       signatureInputHeader: request.headers['signature-input'],
       signatureHeader: request.headers.signature,
       resolveKey: (keyId) =>
-        keyId === caller.keyId && caller.publicKey ? { publicKey: publicKeyOf(caller.publicKey), alg: 'ed25519' } : undefined,
+        keyId === caller.keyId && caller.publicKey
+          ? { publicKey: publicKeyOf(caller.publicKey), alg: 'ed25519' }
+          : undefined,
       requiredComponents: requiredComponentsFor({
         method: request.method,
         hasBody,
@@ -113,7 +115,10 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
       forbiddenComponents: isRevoke ? [...REVOKE_FORBIDDEN_COMPONENTS] : [],
     });
     if (!result.ok) {
-      reject('signature', unauthorized(ErrorMessage.signatureFailed, debugHeaders(result.reason, result.base)));
+      reject(
+        'signature',
+        unauthorized(ErrorMessage.signatureFailed, debugHeaders(result.reason, result.base)),
+      );
     }
     const digestHeader = request.headers['content-digest'];
     if (hasBody || digestHeader !== undefined) {
@@ -127,10 +132,15 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
 
   return async function authenticate(request) {
     const claims = checkToken(request);
-    const caller = checkCaller(request, claims, await loadCaller({ db: ctx.database.db, credentialId: claims.sub, jti: claims.jti }));
+    const caller = checkCaller(
+      request,
+      claims,
+      await loadCaller({ db: ctx.database.db, credentialId: claims.sub, jti: claims.jti }),
+    );
 
     const clientId = request.headers['x-client-id'];
-    if (clientId === undefined || clientId === '') reject('client_id', unauthorized(ErrorMessage.clientIdRequired));
+    if (clientId === undefined || clientId === '')
+      reject('client_id', unauthorized(ErrorMessage.clientIdRequired));
     if (clientId !== claims.client_id) reject('client_id', unauthorized(ErrorMessage.clientIdMismatch));
 
     if (caller.trustedIps.length > 0 && !isAllowed(buildAllowlist(caller.trustedIps), request.ip)) {

@@ -22,7 +22,9 @@ export function parseIdempotencyKey(value: string): string | undefined {
 
 /** Method, path and the SHA-256 of the raw body: a reused key with any other payload is a 422. */
 function fingerprintOf(request: FastifyRequest): string {
-  const bodyHash = createHash('sha256').update(request.rawBody ?? '').digest('hex');
+  const bodyHash = createHash('sha256')
+    .update(request.rawBody ?? '')
+    .digest('hex');
   return `${request.method} ${request.url.split('?', 1)[0]} ${bodyHash}`;
 }
 
@@ -34,9 +36,15 @@ export function createIdempotencyGuard(ctx: AppContext): preHandlerHookHandler {
       throw new AppError(400, ErrorLabel.badRequest, ErrorMessage.idempotencyKeyRequired);
     }
     const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
-    if (!key) throw validationFailed([{ field: 'x-idempotency-key', message: 'X-Idempotency-Key must be a UUID' }]);
+    if (!key)
+      throw validationFailed([{ field: 'x-idempotency-key', message: 'X-Idempotency-Key must be a UUID' }]);
     const claim = { credentialId: request.auth!.credentialId, key };
-    const outcome = await claimKey(ctx.database.db, claim, fingerprintOf(request), ctx.config.IDEMPOTENCY_TTL_SECONDS);
+    const outcome = await claimKey(
+      ctx.database.db,
+      claim,
+      fingerprintOf(request),
+      ctx.config.IDEMPOTENCY_TTL_SECONDS,
+    );
     switch (outcome.kind) {
       case 'claimed':
         request.idempotency = claim;
@@ -84,9 +92,15 @@ export async function respondInTransaction(
   } catch (error) {
     if (claim) {
       if (error instanceof AppError && error.statusCode < 500) {
-        await completeKey(ctx.database.db, claim, { status: error.statusCode, body: JSON.stringify(error.body()), headers: error.headers ?? {} });
+        await completeKey(ctx.database.db, claim, {
+          status: error.statusCode,
+          body: JSON.stringify(error.body()),
+          headers: error.headers ?? {},
+        });
       } else {
-        await releaseKey(ctx.database.db, claim).catch((e) => request.log.warn({ err: e }, 'could not release idempotency key'));
+        await releaseKey(ctx.database.db, claim).catch((e) =>
+          request.log.warn({ err: e }, 'could not release idempotency key'),
+        );
       }
     }
     throw error;

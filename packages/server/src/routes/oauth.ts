@@ -19,7 +19,10 @@ export async function tokenRoute(app: FastifyInstance, { ctx, codec }: Deps) {
 /** GET /oauth/me and POST /oauth/revoke: behind the authentication pipeline. */
 export async function oauthRoutes(app: FastifyInstance, { ctx }: Deps) {
   app.get('/oauth/me', { config: { allowInactiveOrganization: true } }, async (request) => {
-    const organization = await describeOrganization({ db: ctx.database.db, organizationId: request.auth!.organizationId });
+    const organization = await describeOrganization({
+      db: ctx.database.db,
+      organizationId: request.auth!.organizationId,
+    });
     if (!organization) throw new AppError(404, ErrorLabel.notFound);
     return { data: organization };
   });

@@ -1,4 +1,4 @@
-import { type KeyObject, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { signPartnerRequest } from '@partner-api/contract';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { TestApp } from './app.ts';
@@ -22,8 +22,17 @@ export async function createPartner(
 ): Promise<Partner> {
   counter += 1;
   const admin = (method: 'POST' | 'GET', url: string, payload?: unknown) =>
-    t.admin.inject({ method, url, payload: payload as InjectOptions['payload'], headers: { authorization: `Bearer ${t.ctx.secrets.adminToken}` } });
-  const org = (await admin('POST', '/admin/organizations', { name: options.name ?? `Org ${counter} ${randomUUID().slice(0, 8)}` })).json();
+    t.admin.inject({
+      method,
+      url,
+      payload: payload as InjectOptions['payload'],
+      headers: { authorization: `Bearer ${t.ctx.secrets.adminToken}` },
+    });
+  const org = (
+    await admin('POST', '/admin/organizations', {
+      name: options.name ?? `Org ${counter} ${randomUUID().slice(0, 8)}`,
+    })
+  ).json();
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const keyId = `partner-key-${counter}`;
   const withKey = options.withKey ?? true;
@@ -65,7 +74,11 @@ export type SignedRequest = {
 export const BASE_URL = 'http://localhost:8080';
 
 /** Headers of a correctly signed partner request (token, client id, digest, signature). */
-export function signedHeaders(partner: Partner, request: SignedRequest, payload: string | undefined): Record<string, string> {
+export function signedHeaders(
+  partner: Partner,
+  request: SignedRequest,
+  payload: string | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${partner.token}`,
     'x-client-id': partner.clientId,
@@ -90,8 +103,17 @@ export function signedHeaders(partner: Partner, request: SignedRequest, payload:
 }
 
 /** Signs and sends one request through Fastify's inject. */
-export function signedInject(app: FastifyInstance, partner: Partner, request: SignedRequest): Promise<LightMyRequestResponse> {
-  const payload = request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+export function signedInject(
+  app: FastifyInstance,
+  partner: Partner,
+  request: SignedRequest,
+): Promise<LightMyRequestResponse> {
+  const payload =
+    request.body === undefined
+      ? undefined
+      : typeof request.body === 'string'
+        ? request.body
+        : JSON.stringify(request.body);
   const headers = signedHeaders(partner, request, payload);
   return app.inject({ method: request.method, url: request.url, headers, payload });
 }

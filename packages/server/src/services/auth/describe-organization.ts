@@ -6,7 +6,13 @@ import { credentials, organizations } from '../../db/schema.ts';
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** GET /oauth/me: the organization with its active credentials; undefined when it is gone. */
-export async function describeOrganization({ db, organizationId }: { db: Queryable; organizationId: string }): Promise<Organization | undefined> {
+export async function describeOrganization({
+  db,
+  organizationId,
+}: {
+  db: Queryable;
+  organizationId: string;
+}): Promise<Organization | undefined> {
   const [org] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
   if (!org || !org.isActive) return undefined;
   const active = await db

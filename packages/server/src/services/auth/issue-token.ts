@@ -1,4 +1,10 @@
-import { ErrorMessage, TOKEN_MAX_TTL_SECONDS, TOKEN_TTL_SECONDS, type TokenRequest, type TokenResponse } from '@partner-api/contract';
+import {
+  ErrorMessage,
+  TOKEN_MAX_TTL_SECONDS,
+  TOKEN_TTL_SECONDS,
+  type TokenRequest,
+  type TokenResponse,
+} from '@partner-api/contract';
 import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { credentials, organizations } from '../../db/schema.ts';
@@ -11,7 +17,11 @@ export async function issueToken({
   db,
   codec,
   input,
-}: { db: Queryable; codec: TokenCodec; input: TokenRequest }): Promise<TokenResponse> {
+}: {
+  db: Queryable;
+  codec: TokenCodec;
+  input: TokenRequest;
+}): Promise<TokenResponse> {
   const [row] = await db
     .select({ credential: credentials, organization: organizations })
     .from(credentials)

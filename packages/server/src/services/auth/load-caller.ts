@@ -6,7 +6,15 @@ import { credentials, organizations, revokedTokens } from '../../db/schema.ts';
  * One round trip per request: the credential behind the token, its organization's state, and
  * whether this token was revoked. Revocations live in the database, so every instance sees them at once.
  */
-export async function loadCaller({ db, credentialId, jti }: { db: Queryable; credentialId: string; jti: string }) {
+export async function loadCaller({
+  db,
+  credentialId,
+  jti,
+}: {
+  db: Queryable;
+  credentialId: string;
+  jti: string;
+}) {
   const [row] = await db
     .select({
       credentialId: credentials.id,

@@ -1,5 +1,4 @@
-import { createId } from '@partner-api/contract';
-import { SCOPES, TOKEN_TTL_SECONDS } from '@partner-api/contract';
+import { createId, SCOPES, TOKEN_TTL_SECONDS } from '@partner-api/contract';
 import { createSigner, createVerifier, TokenError } from 'fast-jwt';
 
 export type TokenClaims = {
@@ -22,9 +21,16 @@ export type TokenCheck =
  */
 export function createTokenCodec(secret: string) {
   const sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
-  const verify = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims: ['jti', 'sub', 'org', 'client_id', 'exp'] });
+  const verify = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    requiredClaims: ['jti', 'sub', 'org', 'client_id', 'exp'],
+  });
   return {
-    issue(input: { credentialId: string; organizationId: string; clientId: string }, now = Math.floor(Date.now() / 1000)) {
+    issue(
+      input: { credentialId: string; organizationId: string; clientId: string },
+      now = Math.floor(Date.now() / 1000),
+    ) {
       const claims: TokenClaims = {
         jti: createId(),
         sub: input.credentialId,
@@ -42,7 +48,8 @@ export function createTokenCodec(secret: string) {
       } catch (error) {
         const code = error instanceof TokenError ? error.code : '';
         if (code === TokenError.codes.expired) return { ok: false, reason: 'expired' };
-        if (code === TokenError.codes.malformed || code === TokenError.codes.invalidType) return { ok: false, reason: 'malformed' };
+        if (code === TokenError.codes.malformed || code === TokenError.codes.invalidType)
+          return { ok: false, reason: 'malformed' };
         return { ok: false, reason: 'invalid' };
       }
     },

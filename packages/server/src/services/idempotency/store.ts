@@ -37,7 +37,15 @@ export async function claimKey(
   const match = and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key));
   const expired = await db
     .update(idempotencyKeys)
-    .set({ fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never, responseStatus: null, responseBody: null, responseHeaders: null, createdAt: sql`now()` as never })
+    .set({
+      fingerprint,
+      lockedUntil: lockUntil as never,
+      expiresAt: expiresAt as never,
+      responseStatus: null,
+      responseBody: null,
+      responseHeaders: null,
+      createdAt: sql`now()` as never,
+    })
     .where(and(match, lte(idempotencyKeys.expiresAt, sql`now()`)))
     .returning({ key: idempotencyKeys.key });
   if (expired.length > 0) return { kind: 'claimed' };
@@ -46,12 +54,25 @@ export async function claimKey(
   if (!row) return claimKey(db, claim, fingerprint, ttlSeconds); // deleted between our statements: try again
   if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (row.responseStatus !== null) {
-    return { kind: 'replay', response: { status: row.responseStatus, body: row.responseBody ?? '', headers: row.responseHeaders ?? {} } };
+    return {
+      kind: 'replay',
+      response: {
+        status: row.responseStatus,
+        body: row.responseBody ?? '',
+        headers: row.responseHeaders ?? {},
+      },
+    };
   }
   const takenOver = await db
     .update(idempotencyKeys)
     .set({ lockedUntil: lockUntil as never })
-    .where(and(match, isNull(idempotencyKeys.responseStatus), or(isNull(idempotencyKeys.lockedUntil), lte(idempotencyKeys.lockedUntil, sql`now()`))))
+    .where(
+      and(
+        match,
+        isNull(idempotencyKeys.responseStatus),
+        or(isNull(idempotencyKeys.lockedUntil), lte(idempotencyKeys.lockedUntil, sql`now()`)),
+      ),
+    )
     .returning({ key: idempotencyKeys.key });
   return takenOver.length > 0 ? { kind: 'claimed' } : { kind: 'in_progress' };
 }
@@ -60,7 +81,12 @@ export async function claimKey(
 export async function completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
   await db
     .update(idempotencyKeys)
-    .set({ responseStatus: response.status, responseBody: response.body, responseHeaders: response.headers, lockedUntil: null })
+    .set({
+      responseStatus: response.status,
+      responseBody: response.body,
+      responseHeaders: response.headers,
+      lockedUntil: null,
+    })
     .where(and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key)));
 }
 
@@ -68,5 +94,11 @@ export async function completeKey(db: Queryable, claim: Claim, response: StoredR
 export async function releaseKey(db: Queryable, claim: Claim): Promise<void> {
   await db
     .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key), isNull(idempotencyKeys.responseStatus)));
+    .where(
+      and(
+        eq(idempotencyKeys.credentialId, claim.credentialId),
+        eq(idempotencyKeys.key, claim.key),
+        isNull(idempotencyKeys.responseStatus),
+      ),
+    );
 }

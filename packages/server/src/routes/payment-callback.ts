@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify';
+import type { RouteDeps } from './deps.ts';
+
+export async function paymentCallbackRoute(_app: FastifyInstance, _deps: RouteDeps) {}
