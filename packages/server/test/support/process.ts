@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type ServerProcess = {
+  baseUrl: string;
+  adminUrl: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+};
+
+/** Runs `partner-api serve` as a real process, the way an operator does; resolves once /healthz answers 200. */
+export async function startServer(env: Record<string, string>, options: { waitForHealth?: boolean; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const adminPort = env.ADMIN_PORT ? Number(env.ADMIN_PORT) : await freePort();
+  // One process (no tsx wrapper), so that a SIGKILL in a test really kills the server.
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LOG_LEVEL: 'warn',
+      PUBLIC_BASE_URL: `http://localhost:${port}`,
+      ...env,
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const server: ServerProcess = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    port,
+    child,
+    output: () => output,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  if (options.waitForHealth === false) return server;
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  let done = false;
+  exited.then(() => (done = true));
+  while (Date.now() < deadline && !done) {
+    try {
+      const response = await fetch(`${server.baseUrl}/healthz`);
+      if (response.status === 200) return server;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await server.stop('SIGKILL');
+  throw new Error(`server did not become healthy:\n${output}`);
+}
