@@ -14,6 +14,7 @@ import { createCredential } from '../services/credentials/create.ts';
 import { presentCredential, setSigningKey, updateCredential } from '../services/credentials/update.ts';
 import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
+import { updateOrganization } from '../services/organizations/update.ts';
 import * as s from './schemas.ts';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -58,6 +59,10 @@ export async function buildAdminApp(
     return reply.code(201).send(organization);
   });
   app.get('/admin/organizations', async () => listOrganizations({ db }));
+  app.patch('/admin/organizations/:id', { schema: { params: s.idParams, body: s.organizationPatchBody } }, async (request) => {
+    const { id } = request.params as { id: string };
+    return updateOrganization({ db, id, patch: request.body as never });
+  });
 
   app.post(
     '/admin/organizations/:id/credentials',

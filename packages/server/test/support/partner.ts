@@ -67,7 +67,7 @@ export type SignedRequest = {
   idempotencyKey?: string | false;
   headers?: Record<string, string>;
   /** Runs on the signed headers before sending: the way tests tamper with a request. */
-  tamper?: (headers: Record<string, string>) => void;
+  tamper?: (headers: Record<string, string>, target: { method: string; url: string }) => void;
   created?: number;
 };
 
@@ -98,7 +98,7 @@ export function signedHeaders(
     privateKey: partner.privateKey,
     created: request.created,
   });
-  request.tamper?.(signed);
+  request.tamper?.(signed, { method: request.method, url: BASE_URL + request.url });
   return signed;
 }
 

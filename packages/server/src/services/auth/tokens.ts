@@ -20,7 +20,7 @@ export type TokenCheck =
  * WebCrypto path manages ~4,000/s (product.md, Tokens).
  */
 export function createTokenCodec(secret: string) {
-  const sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
+  const sign = createSigner({ key: secret, algorithm: 'HS256' });
   const verify = createVerifier({
     key: secret,
     algorithms: ['HS256'],
