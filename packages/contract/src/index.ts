@@ -2,5 +2,8 @@ export * from './digest.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './partner-signing.ts';
+export * from './schemas/customers.ts';
 export * from './schemas/oauth.ts';
+export * from './schemas/payments.ts';
+export * from './schemas/webhooks.ts';
 export * from './signature.ts';
