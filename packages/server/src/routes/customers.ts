@@ -1,4 +1,75 @@
-import type { FastifyInstance } from 'fastify';
+import {
+  type CustomerCreate,
+  type CustomerListQuery,
+  CustomerMessage,
+  type CustomerUpdate,
+  customerCreateSchema,
+  customerIdParamsSchema,
+  customerListQuerySchema,
+  customerUpdateSchema,
+  ErrorLabel,
+  ErrorMessage,
+} from '@partner-api/contract';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../lib/errors.ts';
+import { respondInTransaction } from '../plugins/idempotency.ts';
+import { createCustomer } from '../services/customers/create.ts';
+import { getCustomer } from '../services/customers/get.ts';
+import { listCustomers } from '../services/customers/list.ts';
+import { updateCustomer } from '../services/customers/update.ts';
 import type { RouteDeps } from './deps.ts';
 
-export async function customerRoutes(_app: FastifyInstance, _deps: RouteDeps) {}
+/** Another organization's customer is answered exactly like a nonexistent one. */
+const customerNotFound = () => new AppError(404, ErrorLabel.notFound, ErrorMessage.customerNotFound);
+
+const organizationOf = (request: FastifyRequest) => request.auth!.organizationId;
+
+type ById = { Params: { id: string } };
+
+/** The Customers resource; every query is scoped to the token's organization. */
+export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }: RouteDeps) {
+  const db = ctx.database.db;
+
+  app.post<{ Body: CustomerCreate }>(
+    '/customers',
+    { schema: { body: customerCreateSchema }, preHandler: idempotency },
+    (request, reply) =>
+      respondInTransaction(ctx, request, reply, async (tx) => {
+        const data = await createCustomer({
+          db: tx,
+          organizationId: organizationOf(request),
+          input: request.body,
+        });
+        return { status: 201, body: { message: CustomerMessage.created, data } };
+      }),
+  );
+
+  app.get<{ Querystring: CustomerListQuery }>(
+    '/customers',
+    { schema: { querystring: customerListQuerySchema } },
+    (request) => listCustomers({ db, organizationId: organizationOf(request), query: request.query }),
+  );
+
+  app.get<ById>('/customers/:id', { schema: { params: customerIdParamsSchema } }, async (request) => {
+    const data = await getCustomer({ db, organizationId: organizationOf(request), id: request.params.id });
+    if (!data) throw customerNotFound();
+    return { data };
+  });
+
+  app.patch<ById & { Body: CustomerUpdate }>(
+    '/customers/:id',
+    { schema: { params: customerIdParamsSchema, body: customerUpdateSchema }, preHandler: idempotency },
+    (request, reply) =>
+      respondInTransaction(ctx, request, reply, async (tx) => {
+        const data = await updateCustomer({
+          db: tx,
+          organizationId: organizationOf(request),
+          id: request.params.id,
+          input: request.body,
+        });
+        // Thrown inside the transaction: the 404 is stored with the key and replayed as 404.
+        if (!data) throw customerNotFound();
+        return { status: 200, body: { message: CustomerMessage.updated, data } };
+      }),
+  );
+}
