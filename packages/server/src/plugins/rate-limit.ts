@@ -97,10 +97,12 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   }
 
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?', 1)[0]!;
-    if (RATE_LIMIT_EXEMPT.has(path)) return;
+    // Decide by the matched route, never the raw URL: the router decodes `/v1/oauth/%74oken` to the
+    // token endpoint, and a raw-string compare would let that spelling skip the token budget.
+    const route = request.routeOptions.url;
+    if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return;
     await apply(global, request, reply);
     // Token attempts count against both budgets; the token limiter's headers replace the global ones.
-    if (request.method === 'POST' && path === TOKEN_PATH) await apply(token, request, reply);
+    if (request.method === 'POST' && route === TOKEN_PATH) await apply(token, request, reply);
   });
 }
