@@ -7,3 +7,4 @@ export * from './schemas/oauth.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/webhooks.ts';
 export * from './signature.ts';
+export * from './schemas/ussd.ts';
