@@ -1,4 +1,6 @@
+import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
+import { isIpOrCidr } from './lib/ip-allowlist.ts';
 
 const rateLimitSpec = z
   .string()
@@ -24,8 +26,32 @@ const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
     ctx.addIssue({ code: 'custom', message: 'hop counts are not supported; give addresses or CIDR ranges' });
     return z.NEVER;
   }
+  // Checked here: Fastify's proxy-addr would otherwise throw a stack trace at start.
+  const bad = entries.find((e) => !isIpOrCidr(e) && !PROXY_ADDR_NAMES.has(e));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `'${bad}' is not an address or CIDR range` });
+    return z.NEVER;
+  }
   return entries;
 });
+
+/** The names proxy-addr understands besides addresses and ranges. */
+const PROXY_ADDR_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A URL of one of the given schemes (z.url alone takes `localhost:5432/db` as scheme `localhost:`). */
+const urlOf = (protocol: RegExp, schemes: string) => z.url({ protocol, error: `must be a ${schemes} URL` });
+
+/** The webhook key is parsed here, so a bad one stops the start with one line, not a stack trace. */
+const ed25519PrivateKey = z.string().refine(
+  (pem) => {
+    try {
+      return createPrivateKey(pem).asymmetricKeyType === 'ed25519';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an Ed25519 private key in PEM' },
+);
 
 export const configSchema = z.object({
   PORT: port.default(8080),
@@ -35,15 +61,12 @@ export const configSchema = z.object({
   ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
   DATA_DIR: z.string().default('./data'),
-  DATABASE_URL: z.string().url().optional(),
-  REDIS_URL: z.string().url().optional(),
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_URL: urlOf(/^postgres(ql)?$/, 'postgres://').optional(),
+  REDIS_URL: urlOf(/^rediss?$/, 'redis:// or rediss://').optional(),
+  PUBLIC_BASE_URL: urlOf(/^https?$/, 'http:// or https://').optional(),
   TRUST_PROXY: trustProxy.default(false),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  WEBHOOK_SIGNING_KEY: z
-    .string()
-    .includes('PRIVATE KEY', { message: 'must be a PEM private key' })
-    .optional(),
+  WEBHOOK_SIGNING_KEY: ed25519PrivateKey.optional(),
   WEBHOOK_KEY_GENERATION: positiveInt.default(2),
   PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_GLOBAL: rateLimitSpec.prefault('300/60s'),
@@ -77,17 +100,20 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = configSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${String(issue.path[0] ?? 'environment')}: ${issue.message}`),
-    );
+  const problems = new Map<string, string>();
+  for (const issue of parsed.error?.issues ?? []) {
+    const name = String(issue.path[0] ?? 'environment');
+    if (!problems.has(name)) problems.set(name, issue.message);
   }
-  const config = parsed.data;
-  if (config.APP_ENV === 'production') {
-    const missing = PRODUCTION_SECRETS.filter((name) => config[name] === undefined);
-    if (missing.length > 0) {
-      throw new ConfigError(missing.map((name) => `${name}: required when APP_ENV=production`));
+  // Missing production secrets are reported with the other problems, so one start names them all.
+  if ((parsed.data?.APP_ENV ?? cleaned.APP_ENV) === 'production') {
+    for (const name of PRODUCTION_SECRETS) {
+      if (cleaned[name] === undefined) problems.set(name, 'required when APP_ENV=production');
     }
   }
+  if (problems.size > 0 || !parsed.success) {
+    throw new ConfigError([...problems].map(([name, message]) => `${name}: ${message}`));
+  }
+  const config = parsed.data;
   return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
 }

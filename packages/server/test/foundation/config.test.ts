@@ -1,0 +1,190 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { tempDataDir } from '../support/app.ts';
+import { startServer } from '../support/process.ts';
+
+/** The problems loadConfig reports, or [] when the environment is accepted. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+}
+
+/** Exactly one line, naming the variable first, on one line. */
+function expectOneLineNaming(env: Record<string, string>, name: string) {
+  const problems = problemsOf(env);
+  expect(problems, JSON.stringify(env)).toHaveLength(1);
+  expect(problems[0]).toMatch(new RegExp(`^${name}: \\S`));
+  expect(problems[0]).not.toContain('\n');
+}
+
+const ed25519Pem = () =>
+  generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+const PRODUCTION_SECRETS = {
+  DATABASE_URL: 'postgres://app@db.internal:5432/partner',
+  ADMIN_TOKEN: randomBytes(24).toString('hex'),
+  JWT_SECRET: randomBytes(32).toString('hex'),
+  WEBHOOK_SIGNING_KEY: ed25519Pem(),
+  PROVIDER_CALLBACK_SECRET: randomBytes(16).toString('hex'),
+  PUBLIC_BASE_URL: 'https://api.example.com',
+};
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 8080,
+      HOST: '0.0.0.0',
+      ADMIN_PORT: 8081,
+      ADMIN_HOST: '127.0.0.1',
+      APP_ENV: 'sandbox',
+      DATA_DIR: './data',
+      TRUST_PROXY: false,
+      WEBHOOK_KEY_GENERATION: 2,
+      RATE_LIMIT_GLOBAL: { points: 300, durationSeconds: 60 },
+      RATE_LIMIT_TOKEN: { points: 10, durationSeconds: 900 },
+      IDEMPOTENCY_TTL_SECONDS: 86_400,
+      USSD_SESSION_TTL_SECONDS: 180,
+      SANDBOX_SETTLE_MS: 3000,
+      LOG_LEVEL: 'info',
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+    });
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(loadConfig({ PORT: '9000' }).PUBLIC_BASE_URL).toBe('http://localhost:9000');
+  });
+
+  it('reads the overrides', () => {
+    const config = loadConfig({
+      RATE_LIMIT_GLOBAL: '50/10s',
+      RATE_LIMIT_TOKEN: '3/120s',
+      TRUST_PROXY: '10.0.0.1, 10.0.0.0/8,2001:db8::/32',
+      PORT: '0',
+    });
+    expect(config.RATE_LIMIT_GLOBAL).toEqual({ points: 50, durationSeconds: 10 });
+    expect(config.RATE_LIMIT_TOKEN).toEqual({ points: 3, durationSeconds: 120 });
+    expect(config.TRUST_PROXY).toEqual(['10.0.0.1', '10.0.0.0/8', '2001:db8::/32']);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'loopback' }).TRUST_PROXY).toEqual(['loopback']);
+    // An empty variable counts as unset (as in a .env with `PORT=`).
+    expect(loadConfig({ PORT: '' }).PORT).toBe(8080);
+  });
+
+  it('gives one line naming each bad variable', () => {
+    const cases: [string, string][] = [
+      ['PORT', 'abc'],
+      ['PORT', '70000'],
+      ['PORT', '-1.5'],
+      ['ADMIN_PORT', '8081x'],
+      ['RATE_LIMIT_GLOBAL', 'lots'],
+      ['RATE_LIMIT_GLOBAL', '0/60s'],
+      ['RATE_LIMIT_TOKEN', '10/15m'],
+      ['TRUST_PROXY', '2'],
+      ['TRUST_PROXY', '10.0.0.0/8,1'],
+      ['TRUST_PROXY', 'my-proxy'],
+      ['TRUST_PROXY', '10.0.0.0/40'],
+      ['APP_ENV', 'staging'],
+      ['LOG_LEVEL', 'verbose'],
+      ['DATABASE_URL', 'not a url'],
+      ['DATABASE_URL', 'localhost:5432/partner'],
+      ['DATABASE_URL', 'mysql://db/partner'],
+      ['REDIS_URL', 'localhost:6379'],
+      ['PUBLIC_BASE_URL', 'localhost:8080'],
+      ['PUBLIC_BASE_URL', 'ftp://example.com'],
+      ['ADMIN_TOKEN', 'short'],
+      ['JWT_SECRET', 'short'],
+      ['WEBHOOK_SIGNING_KEY', 'not a key'],
+      ['WEBHOOK_SIGNING_KEY', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----'],
+      [
+        'WEBHOOK_SIGNING_KEY',
+        generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          .privateKey.export({ format: 'pem', type: 'pkcs8' })
+          .toString(),
+      ],
+      ['WEBHOOK_KEY_GENERATION', '0'],
+      ['IDEMPOTENCY_TTL_SECONDS', '1.5'],
+      ['SANDBOX_SETTLE_MS', '-1'],
+    ];
+    for (const [name, value] of cases) expectOneLineNaming({ [name]: value }, name);
+  });
+
+  it('reports every bad variable at once, one line each', () => {
+    const problems = problemsOf({ PORT: 'abc', RATE_LIMIT_GLOBAL: 'lots', TRUST_PROXY: '2' });
+    expect(problems).toHaveLength(3);
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['PORT', 'RATE_LIMIT_GLOBAL', 'TRUST_PROXY']);
+  });
+
+  it('refuses production without its secrets, naming each missing one', () => {
+    const problems = problemsOf({ APP_ENV: 'production' });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(Object.keys(PRODUCTION_SECRETS).sort());
+    for (const p of problems) expect(p).toMatch(/^[A-Z_]+: required when APP_ENV=production$/);
+
+    for (const missing of Object.keys(PRODUCTION_SECRETS)) {
+      const env: Record<string, string> = { APP_ENV: 'production', ...PRODUCTION_SECRETS };
+      delete env[missing];
+      expect(problemsOf(env)).toEqual([`${missing}: required when APP_ENV=production`]);
+    }
+  });
+
+  it('names the missing production secrets together with a bad variable', () => {
+    const problems = problemsOf({
+      APP_ENV: 'production',
+      ...PRODUCTION_SECRETS,
+      JWT_SECRET: '',
+      PORT: 'abc',
+    });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['JWT_SECRET', 'PORT']);
+  });
+
+  it('starts production with all its secrets', () => {
+    const config = loadConfig({ APP_ENV: 'production', ...PRODUCTION_SECRETS });
+    expect(config.APP_ENV).toBe('production');
+    expect(config.PUBLIC_BASE_URL).toBe('https://api.example.com');
+  });
+});
+
+describe('a bad variable stops a real `partner-api serve`', () => {
+  const cases: [string, Record<string, string>][] = [
+    ['PORT', { PORT: 'abc' }],
+    ['RATE_LIMIT_GLOBAL', { RATE_LIMIT_GLOBAL: 'lots' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'my-proxy' }],
+  ];
+  it.each(cases)('%s: exit code 2 and a line naming it, no stack trace', async (name, env) => {
+    const server = await startServer({ ...env, DATA_DIR: tempDataDir() }, { waitForHealth: false });
+    const timer = setTimeout(() => server.stop('SIGKILL'), 20_000);
+    const code = await server.exited;
+    clearTimeout(timer);
+    expect(code, server.output()).toBe(2);
+    const lines = server.output().split('\n');
+    expect(
+      lines.filter((line) => new RegExp(`^\\s*${name}: \\S`).test(line)),
+      server.output(),
+    ).toHaveLength(1);
+    expect(server.output()).not.toMatch(/^\s+at /m);
+  });
+
+  it('production without secrets: exit code 2, each missing one named', async () => {
+    const server = await startServer(
+      { APP_ENV: 'production', DATA_DIR: tempDataDir() },
+      { waitForHealth: false },
+    );
+    const code = await server.exited;
+    expect(code, server.output()).toBe(2);
+    for (const name of [
+      'DATABASE_URL',
+      'ADMIN_TOKEN',
+      'JWT_SECRET',
+      'WEBHOOK_SIGNING_KEY',
+      'PROVIDER_CALLBACK_SECRET',
+    ]) {
+      expect(server.output()).toMatch(new RegExp(`^\\s*${name}: required when APP_ENV=production$`, 'm'));
+    }
+  });
+});
