@@ -7,6 +7,8 @@ import type { Db } from '../../db/client.ts';
 import { customers, organizations } from '../../db/schema.ts';
 import { createCredential } from '../credentials/create.ts';
 import { createOrganization } from '../organizations/create.ts';
+import { NSE_STOCKS } from '../stocks/nse-catalog.ts';
+import { upsertStocks } from '../stocks/upsert.ts';
 
 export const DEMO_KEY_ID = 'staging-service-ed25519';
 const SEED_LOCK_ID = 7_246_101;
@@ -58,8 +60,10 @@ export type SandboxCredentialsFile = {
 };
 
 /**
- * First start of a sandbox on an empty store: a demo organization, a credential with an Ed25519
- * key pair, and customers. The secrets go to DATA_DIR/sandbox-credentials.json (mode 0600) only.
+ * Every sandbox start: the demo NSE catalog, adding only missing symbols (idempotent; prices the
+ * operator imported are kept). First start on an empty store: a demo organization, a credential
+ * with an Ed25519 key pair, and customers. The secrets go to DATA_DIR/sandbox-credentials.json
+ * (mode 0600) only.
  * Returns the file path when it seeded, undefined when the store already had data.
  */
 export async function seedSandbox({
@@ -76,6 +80,7 @@ export async function seedSandbox({
   return db.transaction(async (tx) => {
     // Several instances starting together on one PostgreSQL seed once.
     await tx.execute(sql`select pg_advisory_xact_lock(${SEED_LOCK_ID})`);
+    await upsertStocks(tx, NSE_STOCKS, 'keep');
     const [existing] = await tx.select({ id: organizations.id }).from(organizations).limit(1);
     if (existing) return undefined;
     const org = await createOrganization({
