@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { Metrics } from './plugins/metrics.ts';
+import type { PaymentProvider } from './services/payments/provider.ts';
 
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
@@ -13,4 +14,15 @@ export interface AppContext {
   redis?: Redis;
   /** Redis key prefix of the rate limiters; instances that share a budget share it. */
   rateLimitPrefix: string;
+  /**
+   * The mobile-money provider asked to collect and disburse after a move commits. Unset: nothing is
+   * sent and transactions stay PENDING until a callback arrives (production until a real integration
+   * is plugged in). server.ts sets the sandbox simulator.
+   */
+  payments?: PaymentProvider;
+  /**
+   * Tests only: called at named points inside USSD moves; a throw there is an "unexpected internal
+   * failure". Nothing in the server sets it, so no request can reach it.
+   */
+  faultInjector?: (point: string) => void;
 }

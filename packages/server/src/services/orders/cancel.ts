@@ -1,0 +1,42 @@
+import { and, eq } from 'drizzle-orm';
+import type { Tx } from '../../db/client.ts';
+import { transactions } from '../../db/schema.ts';
+import type { TransactionRef } from '../payments/provider.ts';
+import { lockOrder, setOrderStatus } from './lock-order.ts';
+import { refund } from './refund.ts';
+
+export class OrderNotCancellableError extends Error {}
+
+/**
+ * Cancels a customer's order that is not yet executed: PENDING_PAYMENT → CANCELLED with its pending
+ * collection CANCELLED; PAID → CANCELLED with a refund disbursement (requested after commit).
+ * The order row is locked, so a provider callback settling it at the same time waits for us and
+ * then finds the collection CANCELLED (a late payment is refunded by the callback).
+ */
+export async function cancelOrder(
+  tx: Tx,
+  input: { organizationId: string; customerId: string; orderId: string },
+): Promise<{ payments: TransactionRef[] }> {
+  const order = await lockOrder(tx, input.orderId);
+  if (!order || order.organizationId !== input.organizationId || order.customerId !== input.customerId) {
+    throw new OrderNotCancellableError(`order ${input.orderId} is not this customer's`);
+  }
+  if (order.status !== 'PENDING_PAYMENT' && order.status !== 'PAID') {
+    throw new OrderNotCancellableError(`order ${order.id} is ${order.status}`);
+  }
+  await setOrderStatus(tx, order.id, 'CANCELLED');
+  if (order.status === 'PENDING_PAYMENT') {
+    await tx
+      .update(transactions)
+      .set({ status: 'CANCELLED', updatedAt: new Date() })
+      .where(
+        and(
+          eq(transactions.orderId, order.id),
+          eq(transactions.type, 'INCOMING'),
+          eq(transactions.status, 'PENDING'),
+        ),
+      );
+    return { payments: [] };
+  }
+  return { payments: [await refund(tx, order, order.amount)] };
+}

@@ -1,0 +1,67 @@
+import { createId } from '@partner-api/contract';
+import { and, eq, gte, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.ts';
+import { customers, holdings, orders, stocks } from '../../db/schema.ts';
+import { createTransaction } from '../payments/create-transaction.ts';
+import type { PlacedOrder } from './create-buy.ts';
+import { proceedsOf } from './decimal.ts';
+
+/**
+ * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
+ * (only if it still holds the units: the guarded update is the check) and the proceeds are paid out
+ * by a disbursement (OUTGOING, PENDING) requested after commit.
+ */
+export async function createSellOrder(
+  tx: Tx,
+  input: { organizationId: string; customerId: string; stockId: string; quantity: number },
+): Promise<PlacedOrder> {
+  const [customer] = await tx
+    .select({ msisdn: customers.msisdn })
+    .from(customers)
+    .where(and(eq(customers.id, input.customerId), eq(customers.organizationId, input.organizationId)));
+  if (!customer?.msisdn) throw new Error('sell order: the customer has no number to pay out to');
+  const [stock] = await tx
+    .select()
+    .from(stocks)
+    .where(and(eq(stocks.id, input.stockId), eq(stocks.isActive, true)));
+  if (!stock) throw new Error(`sell order: stock ${input.stockId} is not listed`);
+  const quantity = String(input.quantity);
+  const sold = await tx
+    .update(holdings)
+    .set({ units: sql`${holdings.units} - ${quantity}::numeric`, updatedAt: new Date() })
+    .where(
+      and(
+        eq(holdings.customerId, input.customerId),
+        eq(holdings.stockId, stock.id),
+        gte(holdings.units, quantity),
+      ),
+    )
+    .returning({ units: holdings.units });
+  if (sold.length === 0) throw new Error('sell order: the holding no longer has these units');
+  const orderId = createId();
+  const proceeds = proceedsOf(input.quantity, stock.price);
+  await tx.insert(orders).values({
+    id: orderId,
+    organizationId: input.organizationId,
+    customerId: input.customerId,
+    stockId: stock.id,
+    side: 'SELL',
+    status: 'EXECUTED',
+    amount: proceeds,
+    currency: stock.currency,
+    quantity,
+    price: stock.price,
+  });
+  const payout = await createTransaction({
+    tx,
+    input: {
+      organizationId: input.organizationId,
+      orderId,
+      type: 'OUTGOING',
+      amount: proceeds,
+      currency: stock.currency,
+      msisdn: customer.msisdn,
+    },
+  });
+  return { orderId, payments: [payout] };
+}

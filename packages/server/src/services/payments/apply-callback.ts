@@ -1,0 +1,113 @@
+import { eq } from 'drizzle-orm';
+import type { Tx } from '../../db/client.ts';
+import { transactions } from '../../db/schema.ts';
+import { executePaidBuy } from '../orders/execute-buy.ts';
+import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
+import { refund } from '../orders/refund.ts';
+import type { TransactionRef } from './provider.ts';
+
+export type ProviderResult = {
+  transactionId: string;
+  status: 'SUCCESS' | 'FAILED';
+  providerReference: string;
+  reason?: string;
+};
+
+type TransactionRow = typeof transactions.$inferSelect;
+
+export type CallbackOutcome =
+  | { outcome: 'unknown' }
+  | { outcome: 'duplicate'; transaction: TransactionRow }
+  | { outcome: 'applied'; transaction: TransactionRow; disbursements: TransactionRef[] };
+
+/**
+ * Applies a provider's result for one transaction, once: the order and the transaction rows are
+ * locked, and a transaction that already has a final status never moves (a repeat changes nothing).
+ * Order effects in the same database transaction: a paid collection makes the buy order PAID then
+ * EXECUTED; a failed one makes it FAILED; money collected for an order cancelled meanwhile is refunded.
+ * Disbursements to request after commit are returned.
+ */
+export async function applyProviderResult(tx: Tx, input: ProviderResult): Promise<CallbackOutcome> {
+  const [peek] = await tx
+    .select({ orderId: transactions.orderId })
+    .from(transactions)
+    .where(eq(transactions.id, input.transactionId));
+  if (!peek) return { outcome: 'unknown' };
+  const order = await lockOrder(tx, peek.orderId);
+  const [current] = await tx
+    .select()
+    .from(transactions)
+    .where(eq(transactions.id, input.transactionId))
+    .for('update');
+  if (!order || !current) return { outcome: 'unknown' };
+
+  if (current.status !== 'PENDING') {
+    if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input);
+    return { outcome: 'duplicate', transaction: current };
+  }
+  const settled = await settle(tx, current.id, {
+    status: input.status,
+    providerReference: input.providerReference,
+    failureReason: input.status === 'FAILED' ? (input.reason ?? 'failed at provider') : null,
+  });
+  const disbursements: TransactionRef[] = [];
+  if (settled.type === 'INCOMING') {
+    if (input.status === 'FAILED') {
+      if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, order.id, 'FAILED');
+    } else if (order.status === 'PENDING_PAYMENT') {
+      await setOrderStatus(tx, order.id, 'PAID');
+      await executePaidBuy(tx, order);
+    } else {
+      // Paid for an order that can no longer use the money (cancelled, failed): give it back.
+      disbursements.push(await refund(tx, order, settled.amount));
+    }
+  }
+  // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
+  // left for the operator (GET /admin/orders) rather than retried blindly.
+  return { outcome: 'applied', transaction: settled, disbursements };
+}
+
+/** A collection we cancelled (customer cancelled the order) that the customer paid anyway. */
+function isLateCollection(current: TransactionRow, input: ProviderResult): boolean {
+  return (
+    current.type === 'INCOMING' &&
+    current.status === 'CANCELLED' &&
+    current.settledAt === null &&
+    input.status === 'SUCCESS'
+  );
+}
+
+async function refundLateCollection(
+  tx: Tx,
+  order: OrderRow,
+  current: TransactionRow,
+  input: ProviderResult,
+): Promise<CallbackOutcome> {
+  // The status stays CANCELLED (final); settledAt marks the collection as received, so a repeat
+  // of this callback is a duplicate and refunds nothing twice.
+  const settled = await settle(tx, current.id, {
+    status: 'CANCELLED',
+    providerReference: input.providerReference,
+    failureReason: 'paid after the order was cancelled; refunded',
+  });
+  return {
+    outcome: 'applied',
+    transaction: settled,
+    disbursements: [await refund(tx, order, current.amount)],
+  };
+}
+
+async function settle(
+  tx: Tx,
+  id: string,
+  fields: Pick<TransactionRow, 'status' | 'providerReference' | 'failureReason'>,
+): Promise<TransactionRow> {
+  const now = new Date();
+  const [row] = await tx
+    .update(transactions)
+    .set({ ...fields, settledAt: now, updatedAt: now })
+    .where(eq(transactions.id, id))
+    .returning();
+  if (!row) throw new Error(`transaction ${id} vanished while locked`);
+  return row;
+}

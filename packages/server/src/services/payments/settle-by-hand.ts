@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../../context.ts';
+import { AppError } from '../../lib/errors.ts';
+import { applyProviderResult } from './apply-callback.ts';
+import { type Log, requestPayments } from './provider.ts';
+
+/**
+ * Sandbox operators settle a transaction by hand (admin API): the same apply-once path as a
+ * provider callback, without the HMAC (the admin token authenticates the operator).
+ */
+export async function settleByHand({
+  ctx,
+  input,
+  log,
+}: {
+  ctx: AppContext;
+  input: { transactionId: string; status: 'SUCCESS' | 'FAILED'; reason?: string };
+  log: Log;
+}) {
+  const result = await ctx.database.db.transaction((tx) =>
+    applyProviderResult(tx, {
+      transactionId: input.transactionId,
+      status: input.status,
+      providerReference: `MANUAL-${randomBytes(5).toString('hex').toUpperCase()}`,
+      reason: input.status === 'FAILED' ? (input.reason ?? 'failed by the operator') : undefined,
+    }),
+  );
+  switch (result.outcome) {
+    case 'unknown':
+      throw new AppError(404, 'Not found', 'Transaction not found');
+    case 'duplicate':
+      throw new AppError(409, 'Conflict', `Transaction is already settled (${result.transaction.status})`);
+    case 'applied':
+      requestPayments(ctx.payments, result.disbursements, log);
+      return result.transaction;
+  }
+}

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { Log, PaymentProvider, TransactionRef } from './provider.ts';
+
+export type SimulatedOutcome =
+  | { status: 'SUCCESS' }
+  | { status: 'FAILED'; reason: string }
+  | { status: 'PENDING' };
+
+/**
+ * Magic amounts, like test card numbers (product.md, Payments): a whole part ending in 01 fails
+ * (insufficient funds), ending in 02 never settles (the customer ignored the prompt), else succeeds.
+ */
+export function simulatedOutcome(amount: string): SimulatedOutcome {
+  const whole = amount.split('.', 1)[0] ?? '';
+  if (whole.endsWith('01')) return { status: 'FAILED', reason: 'insufficient funds' };
+  if (whole.endsWith('02')) return { status: 'PENDING' };
+  return { status: 'SUCCESS' };
+}
+
+/** Sends one callback body (already serialised) to the callback endpoint; resolves to the HTTP status. */
+export type CallbackDelivery = (rawBody: string) => Promise<number>;
+
+export type SandboxSimulator = PaymentProvider & {
+  /** Cancels every settlement not yet sent; later requests are ignored. */
+  stop(): void;
+  /** Settlements scheduled and not yet delivered (tests wait on it). */
+  pending(): number;
+};
+
+/**
+ * The sandbox's mobile-money provider: `settleMs` after a request it reports the outcome through the
+ * same signed callback a real provider would send, so the verified callback path is what settles
+ * every sandbox payment. Timers are unref'd and cleared by stop() (server shutdown, test teardown).
+ */
+export function createSandboxSimulator(options: {
+  settleMs: number;
+  deliver: CallbackDelivery;
+  log: Log;
+}): SandboxSimulator {
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<Promise<unknown>>();
+  let stopped = false;
+
+  const schedule = async (ref: TransactionRef) => {
+    if (stopped) return;
+    const outcome = simulatedOutcome(ref.amount);
+    if (outcome.status === 'PENDING') return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (stopped) return;
+      const body = JSON.stringify({
+        transactionId: ref.id,
+        status: outcome.status,
+        providerReference: `SIM${randomBytes(5).toString('hex').toUpperCase()}`,
+        ...(outcome.status === 'FAILED' ? { reason: outcome.reason } : {}),
+      });
+      const delivery = options
+        .deliver(body)
+        .then((status) => {
+          if (status !== 200)
+            options.log.warn({ transactionId: ref.id, status }, 'simulated callback refused');
+        })
+        .catch((err: unknown) =>
+          options.log.error({ err, transactionId: ref.id }, 'simulated callback failed'),
+        )
+        .finally(() => inFlight.delete(delivery));
+      inFlight.add(delivery);
+    }, options.settleMs);
+    timer.unref();
+    timers.add(timer);
+  };
+
+  return {
+    collect: schedule,
+    disburse: schedule,
+    stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+    pending: () => timers.size + inFlight.size,
+  };
+}
