@@ -1,4 +1,62 @@
+import {
+  type UssdProcessRequest,
+  type UssdSessionRequest,
+  ussdProcessRequestSchema,
+  ussdSessionRequestSchema,
+} from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
+import { respondInTransaction } from '../plugins/idempotency.ts';
+import { requestPayments, type TransactionRef } from '../services/payments/provider.ts';
+import { createUssdSession } from '../services/ussd/create-session.ts';
+import { processUssdChoice } from '../services/ussd/process-choice.ts';
+import type { UssdState } from '../services/ussd/types.ts';
 import type { RouteDeps } from './deps.ts';
 
-export async function ussdRoutes(_app: FastifyInstance, _deps: RouteDeps) {}
+/** POST /ussd/session and POST /ussd/process: thin; the moves live in services/ussd. */
+export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: RouteDeps) {
+  const countMove = (state: UssdState) => ctx.metrics.ussdMoves.inc({ state });
+
+  app.post(
+    '/ussd/session',
+    { schema: { body: ussdSessionRequestSchema }, preHandler: idempotency },
+    async (request, reply) => {
+      const { customerId } = request.body as UssdSessionRequest;
+      const organizationId = request.auth!.organizationId;
+      return respondInTransaction(ctx, request, reply, async (tx) => {
+        const result = await createUssdSession({
+          ctx,
+          tx,
+          input: { organizationId, customerId },
+          log: request.log,
+        });
+        countMove(result.state);
+        return result;
+      });
+    },
+  );
+
+  app.post(
+    '/ussd/process',
+    { schema: { body: ussdProcessRequestSchema }, preHandler: idempotency },
+    async (request, reply) => {
+      const { sessionId, choice } = request.body as UssdProcessRequest;
+      const organizationId = request.auth!.organizationId;
+      let payments: TransactionRef[] = [];
+      await respondInTransaction(ctx, request, reply, async (tx) => {
+        const result = await processUssdChoice({
+          ctx,
+          tx,
+          input: { organizationId, sessionId, choice },
+          log: request.log,
+        });
+        payments = result.payments;
+        // Counted as the move commits (the reply is sent right after the commit).
+        countMove(result.state);
+        return result;
+      });
+      // Only now is the move committed: ask the provider for its collections and disbursements.
+      requestPayments(ctx.payments, payments, request.log);
+      return reply;
+    },
+  );
+}

@@ -1,0 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { orders, ussdSessions } from '../../src/db/schema.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { ensureCatalog, FIXTURES, insertCustomer, type UssdData, ussdClient } from './support.ts';
+
+describe.each(STORES)('POST /v1/ussd/process on %s', (store) => {
+  let t: TestApp;
+  let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
+  beforeAll(async () => {
+    t = await buildTestApp(store);
+    stockIds = await ensureCatalog(t);
+  });
+  afterAll(() => t.close());
+  afterEach(() => {
+    t.ctx.faultInjector = undefined;
+  });
+
+  async function setup(msisdn?: string | null) {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner, { msisdn });
+    return { partner, customerId, client: ussdClient(t, partner) };
+  }
+  const searchFor = async (partner: Partner, customerId: string, term: string) =>
+    ussdClient(t, partner).walk(customerId, ['1', '8', term]);
+
+  it('HOME → STOCKS lists 5 stocks by symbol with Next (no nextState), Search and Home', async () => {
+    const { customerId, client } = await setup();
+    const data = await client.walk(customerId, ['1']);
+    expect(data.currentState).toBe('STOCKS');
+    expect(data.menu.text).toMatch(/^Select a stock \(page 1\/\d+\)$/);
+    const listed = data.menu.options.slice(0, 5);
+    expect(listed.map((o) => o.key)).toEqual(['1', '2', '3', '4', '5']);
+    for (const option of listed) {
+      expect(option.nextState).toBe('SELECT_STOCK');
+      expect(option.data).toEqual({
+        stockId: expect.any(String),
+        symbol: expect.any(String),
+        name: expect.any(String),
+      });
+    }
+    const symbols = listed.map((o) => o.data?.symbol ?? '');
+    expect([...symbols].sort()).toEqual(symbols);
+    expect(data.menu.options.slice(5)).toEqual([
+      { key: '7', label: 'Next' },
+      { key: '8', label: 'Search', nextState: 'SEARCH_STOCK' },
+      { key: '0', label: 'Home', nextState: 'HOME' },
+    ]);
+    expect(data.ussdText.length).toBeLessThanOrEqual(182);
+  });
+
+  it('Next pages on (and wraps to the first page); 0 goes HOME', async () => {
+    const { customerId, client } = await setup();
+    const page2 = await client.walk(customerId, ['1', '7']);
+    expect(page2.menu.text).toMatch(/\(page 2\/\d+\)/);
+    const pages = Number(/page 2\/(\d+)/.exec(page2.menu.text)?.[1]);
+    let data = page2;
+    for (let p = 3; p <= pages + 1; p++) {
+      data = (await client.press(data.sessionId, '7')).json().data;
+    }
+    expect(data.menu.text).toMatch(/\(page 1\//);
+    const home = (await client.press(data.sessionId, '0')).json();
+    expect(home).toMatchObject({
+      message: 'USSD request processed successfully',
+      data: { currentState: 'HOME' },
+    });
+  });
+
+  it('an unknown key keeps the state with "Invalid choice." first', async () => {
+    const { customerId, client } = await setup();
+    const home = await client.walk(customerId, ['9']);
+    expect(home.currentState).toBe('HOME');
+    expect(home.menu.text.split('\n')[0]).toBe('Invalid choice.');
+    const stocksScreen = await client.walk(customerId, ['1', '6']);
+    expect(stocksScreen.currentState).toBe('STOCKS');
+    expect(stocksScreen.menu.text).toMatch(/^Invalid choice\.\nSelect a stock/);
+  });
+
+  it('search by symbol or name, case-insensitive; no match stays in SEARCH_STOCK', async () => {
+    const { partner, customerId, client } = await setup();
+    const prompt = await client.walk(customerId, ['1', '8']);
+    expect(prompt.currentState).toBe('SEARCH_STOCK');
+    expect(prompt.menu.text).toBe('Enter stock name or symbol');
+    expect(prompt.menu.options).toEqual([{ key: '0', label: 'Home', nextState: 'HOME' }]);
+
+    const bySymbol = await searchFor(partner, customerId, 'zzbuy');
+    expect(bySymbol.currentState).toBe('STOCKS');
+    expect(bySymbol.menu.text).toBe('Select a stock matching zzbuy (page 1/1)');
+    expect(bySymbol.menu.options[0]).toMatchObject({
+      key: '1',
+      data: { symbol: 'ZZBUY', stockId: stockIds.buy },
+    });
+    const selected = (await client.press(bySymbol.sessionId, '1')).json().data as UssdData;
+    expect(selected.currentState).toBe('SELECT_STOCK');
+    expect(selected.menu.text).toBe('ZZBUY Zulu Buy Test Holdings\nPrice: KES 25.00');
+
+    const byName = await searchFor(partner, customerId, 'ZULU');
+    const found = byName.menu.options.filter((o) => o.data).map((o) => o.data?.stockId);
+    expect(found).toEqual([stockIds.buy, stockIds.cancel, stockIds.sell]);
+
+    const none = await searchFor(partner, customerId, 'NOMATCHXYZ');
+    expect(none.currentState).toBe('SEARCH_STOCK');
+    expect(none.menu.text).toBe('No stocks match NOMATCHXYZ.\nEnter stock name or symbol');
+    const home = (await client.press(none.sessionId, '0')).json().data as UssdData;
+    expect(home.currentState).toBe('HOME');
+  });
+
+  it('choice validation: alphanumeric, 1 to 10 characters, a string', async () => {
+    const { partner, customerId, client } = await setup();
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const cases: [unknown, string][] = [
+      ['1 2', 'Choice must be alphanumeric'],
+      ['*1#', 'Choice must be alphanumeric'],
+      ['', 'Choice must be 1 to 10 characters'],
+      ['ABCDEFGHIJK', 'Choice must be 1 to 10 characters'],
+      [1, 'Choice must be a string'],
+      [undefined, 'Choice is required'],
+    ];
+    for (const [choice, message] of cases) {
+      const res = await signedInject(t.app, partner, {
+        method: 'POST',
+        url: '/v1/ussd/process',
+        body: { sessionId, choice },
+      });
+      expect(res.statusCode, String(choice)).toBe(400);
+      expect(res.json()).toEqual({ error: 'Validation failed', details: [{ field: 'choice', message }] });
+    }
+    expect((await client.press(sessionId, 'ABCDEFGHIJ')).statusCode).toBe(200);
+  });
+
+  it('404 SESSION_NOT_FOUND; 403 SESSION_FORBIDDEN for another organization', async () => {
+    const { customerId, client } = await setup();
+    const missing = await client.press(`ussd_${'0'.repeat(32)}`, '1');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ error: 'SESSION_NOT_FOUND', message: 'USSD session not found' });
+
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const intruder = ussdClient(t, await createPartner(t));
+    const forbidden = await intruder.press(sessionId, '1');
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.json()).toEqual({
+      error: 'SESSION_FORBIDDEN',
+      message: 'Session does not belong to this organization',
+    });
+    const [row] = await t.ctx.database.db.select().from(ussdSessions).where(eq(ussdSessions.id, sessionId));
+    expect(row?.state).toBe('HOME');
+  });
+
+  it('400 for an expired session and for one that is no longer active', async () => {
+    const { customerId, client } = await setup();
+    const { sessionId, expiresAt } = (await client.open(customerId)).json().data;
+    const moved = (await client.press(sessionId, '1')).json().data as UssdData;
+    expect(new Date(moved.expiresAt).getTime()).toBeGreaterThanOrEqual(new Date(expiresAt).getTime());
+
+    const db = t.ctx.database.db;
+    await db
+      .update(ussdSessions)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(ussdSessions.id, sessionId));
+    const expired = await client.press(sessionId, '0');
+    expect(expired.statusCode).toBe(400);
+    expect(expired.json()).toEqual({ error: 'Bad Request', message: 'USSD session has expired' });
+
+    await db.update(ussdSessions).set({ isActive: false }).where(eq(ussdSessions.id, sessionId));
+    const inactive = await client.press(sessionId, '0');
+    expect(inactive.statusCode).toBe(400);
+    expect(inactive.json()).toEqual({ error: 'Bad Request', message: 'USSD session is no longer active' });
+  });
+
+  it('an internal failure inside a move rolls it back and answers 200 in ERROR; 0 goes HOME', async () => {
+    const { partner, customerId, client } = await setup();
+    const confirm = await searchAndConfirm(partner, customerId, '1000');
+    expect(confirm.currentState).toBe('BUY_CONFIRM');
+    t.ctx.faultInjector = (point) => {
+      if (point === 'ussd.process.effects') throw new Error('injected move failure');
+    };
+    const failed = await client.press(confirm.sessionId, '1');
+    t.ctx.faultInjector = undefined;
+    expect(failed.statusCode).toBe(200);
+    expect(failed.json()).toMatchObject({
+      message: 'USSD request processed with error state',
+      data: {
+        sessionId: confirm.sessionId,
+        currentState: 'ERROR',
+        menu: {
+          state: 'ERROR',
+          options: [{ key: '0', label: 'Home', nextState: 'HOME' }],
+          isEndState: false,
+        },
+      },
+    });
+    // The order and its collection were rolled back with the move.
+    const placed = await t.ctx.database.db.select().from(orders).where(eq(orders.customerId, customerId));
+    expect(placed).toHaveLength(0);
+    const [row] = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.id, confirm.sessionId));
+    expect(row).toMatchObject({ state: 'ERROR', isActive: true });
+    const home = (await client.press(confirm.sessionId, '0')).json();
+    expect(home).toMatchObject({
+      message: 'USSD request processed successfully',
+      data: { currentState: 'HOME' },
+    });
+  });
+
+  it('a repeated idempotency key replays the move without applying it again', async () => {
+    const { customerId, client } = await setup();
+    const stocksScreen = await client.walk(customerId, ['1']);
+    const key = randomUUID();
+    const first = await client.press(stocksScreen.sessionId, '7', key);
+    const replay = await client.press(stocksScreen.sessionId, '7', key);
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(first.body);
+    const [row] = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.id, stocksScreen.sessionId));
+    expect(row?.context).toMatchObject({ stocksPage: 2 });
+    const reused = await client.press(stocksScreen.sessionId, '8', key);
+    expect(reused.statusCode).toBe(422);
+  });
+
+  it('two racing calls on one session (different keys) apply one after the other', async () => {
+    const { customerId, client } = await setup();
+    const stocksScreen = await client.walk(customerId, ['1']);
+    const [a, b] = await Promise.all([
+      client.press(stocksScreen.sessionId, '7'),
+      client.press(stocksScreen.sessionId, '7'),
+    ]);
+    expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+    const pages = [a, b].map((r) => /\(page (\d+)\//.exec(r.json().data.menu.text)?.[1]).sort();
+    expect(pages).toEqual(['2', '3']);
+    const [row] = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.id, stocksScreen.sessionId));
+    expect(row?.context).toMatchObject({ stocksPage: 3 });
+  });
+
+  it('PORTFOLIO without holdings; a customer without a number cannot confirm a buy', async () => {
+    const { partner, customerId, client } = await setup(null);
+    const portfolio = await client.walk(customerId, ['2']);
+    expect(portfolio.currentState).toBe('PORTFOLIO');
+    expect(portfolio.menu.text).toBe('My Portfolio\nNo holdings.\nOpen requests: 0');
+    expect(portfolio.menu.options).toEqual([
+      { key: '1', label: 'Open requests', nextState: 'REQUESTS' },
+      { key: '0', label: 'Home', nextState: 'HOME' },
+    ]);
+    const confirm = await searchAndConfirm(partner, customerId, '500');
+    expect(confirm.currentState).toBe('BUY_CONFIRM');
+    expect(confirm.menu.text).toContain('no phone number');
+    expect(confirm.menu.options).toEqual([{ key: '0', label: 'Home', nextState: 'HOME' }]);
+    const refused = (await client.press(confirm.sessionId, '1')).json().data as UssdData;
+    expect(refused.currentState).toBe('BUY_CONFIRM');
+    expect(refused.menu.text.startsWith('Invalid choice.')).toBe(true);
+  });
+
+  it('BUY_AMOUNT takes whole amounts 100..1,000,000 only', async () => {
+    const { customerId, client } = await setup();
+    const amountScreen = await client.walk(customerId, ['1', '8', 'ZZBUY', '1', '1']);
+    expect(amountScreen.currentState).toBe('BUY_AMOUNT');
+    expect(amountScreen.menu.text).toBe('Buy ZZBUY\nEnter amount (KES), min 100');
+    for (const bad of ['99', '1000001', 'abc']) {
+      const res = (await client.press(amountScreen.sessionId, bad)).json().data as UssdData;
+      expect(res.currentState).toBe('BUY_AMOUNT');
+      expect(res.menu.text.split('\n')[0]).toBe('Invalid amount.');
+    }
+    const ok = (await client.press(amountScreen.sessionId, '1000')).json().data as UssdData;
+    expect(ok.currentState).toBe('BUY_CONFIRM');
+    expect(ok.menu.text).toBe('Buy ZZBUY for KES 1,000.00\nPrice: KES 25.00\nEst. units: 40.00');
+  });
+
+  /** HOME → STOCKS → Search ZZBUY → select → Buy → amount: the BUY_CONFIRM screen. */
+  async function searchAndConfirm(partner: Partner, customerId: string, amount: string) {
+    expect(FIXTURES.buy.symbol).toBe('ZZBUY');
+    return ussdClient(t, partner).walk(customerId, ['1', '8', 'ZZBUY', '1', '1', amount]);
+  }
+});
