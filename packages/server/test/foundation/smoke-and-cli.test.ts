@@ -1,0 +1,159 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDataDir } from '../support/app.ts';
+import { type ServerProcess, startServer } from '../support/process.ts';
+import { runCli } from './helpers.ts';
+
+const CLIENT_ID = /^org_[a-f0-9]{32}$/;
+const CLIENT_SECRET = /^[a-f0-9]{32}_[a-f0-9]{32}$/;
+
+/** `npm start` on a fresh clone: `partner-api serve` with nothing configured but a fresh DATA_DIR. */
+describe('npm start equivalent (real process, embedded store)', () => {
+  const dataDir = tempDataDir();
+  let server: ServerProcess;
+  let startupMs: number;
+  beforeAll(async () => {
+    const t0 = Date.now();
+    server = await startServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    startupMs = Date.now() - t0;
+  }, 90_000);
+  afterAll(async () => {
+    if (server) expect(await server.stop('SIGTERM')).toBe(0);
+  });
+
+  const requestToken = (clientId: string, clientSecret: string) =>
+    fetch(`${server.baseUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId, clientSecret }),
+    });
+
+  it('answers GET /healthz 200 within 20 s', async () => {
+    expect(startupMs).toBeLessThan(20_000);
+    const res = await fetch(`${server.baseUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', store: 'pglite' });
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+  });
+
+  it('writes the sandbox credentials file (mode 0600) and prints where it is', async () => {
+    const file = path.join(dataDir, 'sandbox-credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const credentials = JSON.parse(readFileSync(file, 'utf8'));
+    expect(credentials.clientId).toMatch(CLIENT_ID);
+    expect(credentials.clientSecret).toMatch(CLIENT_SECRET);
+    expect(credentials.privateKey).toContain('BEGIN PRIVATE KEY');
+    expect(server.output()).toContain('sandbox-credentials.json');
+    expect(statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('the demo clientId and secret get a token', async () => {
+    const { clientId, clientSecret } = JSON.parse(
+      readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+    );
+    const res = await requestToken(clientId, clientSecret);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ message: 'Authentication successful', tokenType: 'Bearer' });
+    expect(res.headers.get('ratelimit-policy')).toBe('10;w=900');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('serves Prometheus text on /metrics, counting requests', async () => {
+    await fetch(`${server.baseUrl}/healthz`);
+    const res = await fetch(`${server.baseUrl}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    const text = await res.text();
+    expect(text).toContain('# TYPE http_requests_total counter');
+    expect(text).toMatch(/^http_requests_total\{[^}]*route="\/healthz"[^}]*status="200"[^}]*\} [1-9]/m);
+    expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+  });
+
+  it('logs JSON lines with the request id, and never the secret or the bearer token', async () => {
+    const { clientId, clientSecret } = JSON.parse(
+      readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+    );
+    const token = (await (await requestToken(clientId, clientSecret)).json()).token as string;
+    const requestId = `log-check-${Date.now()}`;
+    await fetch(`${server.baseUrl}/v1/oauth/me`, {
+      headers: { authorization: `Bearer ${token}`, 'x-client-id': clientId, 'x-request-id': requestId },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(0);
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries.some((e) => e.reqId === requestId)).toBe(true);
+    expect(server.output()).not.toContain(clientSecret);
+    expect(server.output()).not.toContain(token);
+  });
+
+  describe('the operator CLI against this server', () => {
+    const cliEnv = () => ({ ADMIN_URL: server.adminUrl, DATA_DIR: dataDir });
+
+    it('org create and credential create --json print a clientId and secret that /v1/oauth/token accepts', async () => {
+      const name = `CLI Org ${Date.now()}`;
+      const org = await runCli(['--json', 'org', 'create', '--name', name], cliEnv());
+      expect(org.code, org.stderr).toBe(0);
+      const organization = JSON.parse(org.stdout);
+      expect(organization).toMatchObject({ name, isActive: true });
+
+      const cred = await runCli(
+        ['--json', 'credential', 'create', '--org', organization.id, '--name', 'cli credential'],
+        cliEnv(),
+      );
+      expect(cred.code, cred.stderr).toBe(0);
+      const credential = JSON.parse(cred.stdout);
+      expect(credential.clientId).toMatch(CLIENT_ID);
+      expect(credential.clientSecret).toMatch(CLIENT_SECRET);
+
+      const res = await requestToken(credential.clientId, credential.clientSecret);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        message: 'Authentication successful',
+        organization: { id: organization.id, name, clientId: credential.clientId },
+      });
+
+      // Listing is JSON too, and never shows the secret.
+      const list = await runCli(['--json', 'credential', 'list', '--org', organization.id], cliEnv());
+      expect(list.code, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout)).toEqual([
+        expect.objectContaining({ id: credential.id, clientId: credential.clientId }),
+      ]);
+      expect(list.stdout).not.toContain(credential.clientSecret);
+    }, 60_000);
+
+    it('the --json flag also works after the subcommand', async () => {
+      const res = await runCli(['org', 'list', '--json'], cliEnv());
+      expect(res.code, res.stderr).toBe(0);
+      expect(Array.isArray(JSON.parse(res.stdout))).toBe(true);
+    });
+
+    it('exits non-zero with a wrong ADMIN_TOKEN, and says why', async () => {
+      const res = await runCli(['--json', 'org', 'list'], { ...cliEnv(), ADMIN_TOKEN: 'x'.repeat(40) });
+      expect(res.code).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(/Unauthorized|401/);
+    });
+
+    it('exits non-zero when no admin token can be found', async () => {
+      const res = await runCli(['--json', 'org', 'list'], {
+        ADMIN_URL: server.adminUrl,
+        DATA_DIR: tempDataDir(),
+      });
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toMatch(/ADMIN_TOKEN/);
+    });
+
+    it('exits non-zero when the admin API cannot be reached', async () => {
+      const res = await runCli(['--json', 'org', 'list'], { ...cliEnv(), ADMIN_URL: 'http://127.0.0.1:1' });
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toMatch(/partner-api:/);
+    });
+  });
+});
