@@ -1,0 +1,91 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, POSTGRES_SKIP_REASON, STORES, type TestApp } from '../support/app.ts';
+import { freePort } from '../support/process.ts';
+
+const UNAVAILABLE_BODY = '{"error":"Service Unavailable"}';
+
+describe.each(STORES)('GET /healthz on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(store);
+  });
+  afterAll(async () => {
+    await t.close().catch(() => {}); // the store was closed on purpose
+  });
+
+  it('answers 200 with the store and checks while the database answers', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      status: 'ok',
+      store,
+      checks: { database: 'ok', redis: 'not configured' },
+    });
+  });
+
+  it('answers 503 with the bare label once the database is gone', async () => {
+    await t.ctx.database.close();
+    const res = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(503);
+    expect(res.body).toBe(UNAVAILABLE_BODY);
+    expect(res.headers['ratelimit-limit']).toBeUndefined();
+  });
+});
+
+/**
+ * A PostgreSQL that becomes unreachable while the server runs: the app talks to the real server
+ * through a TCP relay that the test then shuts. Answers must be a quick 503, never a hang or a 500.
+ */
+if (!process.env.DATABASE_URL)
+  describe('PostgreSQL unreachable', () => it.skip(POSTGRES_SKIP_REASON, () => {}));
+
+describe.skipIf(!process.env.DATABASE_URL)('PostgreSQL unreachable at run time', () => {
+  let relay: Server;
+  const sockets = new Set<Socket>();
+  let t: TestApp;
+  beforeAll(async () => {
+    const target = new URL(process.env.DATABASE_URL!);
+    const port = await freePort();
+    relay = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+    const relayed = new URL(process.env.DATABASE_URL!);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(port);
+    t = await buildTestApp('postgres', { DATABASE_URL: relayed.toString() });
+  });
+  afterAll(async () => {
+    relay?.close();
+    await t?.close().catch(() => {});
+  });
+
+  it('healthz and a database-backed endpoint answer 503 quickly', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    await new Promise<void>((resolve) => {
+      relay.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+
+    const started = Date.now();
+    const health = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(503);
+    expect(health.body).toBe(UNAVAILABLE_BODY);
+
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/token',
+      payload: { clientId: `org_${'1'.repeat(32)}`, clientSecret: `${'2'.repeat(32)}_${'3'.repeat(32)}` },
+    });
+    expect(token.statusCode).toBe(503);
+    expect(token.body).toBe(UNAVAILABLE_BODY);
+    expect(Date.now() - started).toBeLessThan(8000);
+  });
+});
