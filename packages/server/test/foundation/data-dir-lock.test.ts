@@ -72,4 +72,14 @@ describe('the DATA_DIR lock (real processes, embedded store)', () => {
     expect(names.filter((n) => n === 'Demo Investments')).toHaveLength(1); // no second seed
     expect(await again.stop('SIGTERM')).toBe(0);
   }, 90_000);
+
+  it('after a crash the refusal says the lock of a dead server expires, and when', async () => {
+    const crashed = await start();
+    await crashed.stop('SIGKILL');
+    const next = await start({ waitForHealth: false });
+    const code = await next.exited;
+    expect(code, next.output()).toBe(2);
+    expect(next.output()).toMatch(/DATA_DIR .* is in use/);
+    expect(next.output()).toMatch(/crashed.*expires 15 s after/);
+  }, 90_000);
 });
