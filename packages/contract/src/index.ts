@@ -5,6 +5,6 @@ export * from './partner-signing.ts';
 export * from './schemas/customers.ts';
 export * from './schemas/oauth.ts';
 export * from './schemas/payments.ts';
+export * from './schemas/ussd.ts';
 export * from './schemas/webhooks.ts';
 export * from './signature.ts';
-export * from './schemas/ussd.ts';
