@@ -71,7 +71,7 @@ describe('requests signed by an independent RFC 9421 signer', () => {
     const failed = { error: 'Unauthorized', message: ErrorMessage.signatureFailed };
     const variants: [string, () => Promise<{ statusCode: number; json(): unknown }>, unknown][] = [
       ['other query', () => t.app.inject({ method: 'POST', url: '/v1/customers?source=other', headers, payload: wire.body }), failed],
-      ['other method', () => t.app.inject({ method: 'PATCH', url: '/v1/customers?source=interop', headers, payload: wire.body }), null],
+      ['other method', () => t.app.inject({ method: 'GET', url: '/v1/customers?source=interop', headers }), failed],
       ['other client id', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'x-client-id': `org_${'0'.repeat(32)}` }, payload: wire.body }), { error: 'Unauthorized', message: ErrorMessage.clientIdMismatch }],
       ['other body, same digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers, payload: '{"firstName":"Eve","lastName":"Lovelace"}' }), { error: 'Unauthorized', message: ErrorMessage.digestFailed }],
       ['other digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'content-digest': computeContentDigest('{}') }, payload: '{}' }), failed],
