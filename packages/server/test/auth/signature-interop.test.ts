@@ -74,7 +74,7 @@ describe('requests signed by an independent RFC 9421 signer', () => {
       ['other method', () => t.app.inject({ method: 'GET', url: '/v1/customers?source=interop', headers }), failed],
       ['other client id', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'x-client-id': `org_${'0'.repeat(32)}` }, payload: wire.body }), { error: 'Unauthorized', message: ErrorMessage.clientIdMismatch }],
       ['other body, same digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers, payload: '{"firstName":"Eve","lastName":"Lovelace"}' }), { error: 'Unauthorized', message: ErrorMessage.digestFailed }],
-      ['other digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'content-digest': computeContentDigest('{}') }, payload: '{}' }), failed],
+      ['other digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'content-digest': computeContentDigest('{}') }, payload: wire.body }), failed],
       ['other idempotency key', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'x-idempotency-key': randomUUID() }, payload: wire.body }), failed],
     ];
     for (const [name, run, expected] of variants) {
