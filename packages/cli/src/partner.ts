@@ -1,0 +1,315 @@
+#!/usr/bin/env -S npx tsx
+import { IDENTIFICATION_TYPES } from '@partner-api/contract';
+import {
+  type CustomerCreate,
+  type CustomerUpdate,
+  type IdentificationType,
+  PartnerApiError,
+  PartnerClient,
+  WaitTimeoutError,
+} from '@partner-api/sdk';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { customerDetails, customerRow, errorText, paymentLines, printJson } from './partner/format.ts';
+import { runHandset } from './partner/handset.ts';
+import { waitForPayment } from './partner/payments.ts';
+import {
+  clientForProfile,
+  type LoginFlags,
+  profilePath,
+  resolveLogin,
+  writeProfile,
+} from './partner/profile.ts';
+
+const program = new Command('partner')
+  .description('Partner CLI of the partner API: sign in once, then customers, payments and a USSD handset')
+  .option('--json', 'print the API answers as JSON')
+  .option(
+    '--profile <file>',
+    'profile file (default $PARTNER_PROFILE or ~/.config/partner-api/profile.json)',
+  );
+
+type Globals = { json?: boolean; profile?: string };
+const globals = (command: Command) => command.optsWithGlobals<Globals>();
+const out = process.stdout;
+
+/** Runs a command: API errors become one readable message on stderr (and the error body with --json), exit code 1. */
+function action<A extends unknown[]>(work: (globals: Globals, ...args: A) => Promise<number | undefined>) {
+  return async (...args: A) => {
+    const command = args[args.length - 1] as Command;
+    const opts = globals(command);
+    try {
+      process.exitCode = (await work(opts, ...args)) ?? 0;
+    } catch (error) {
+      if (error instanceof PartnerApiError) {
+        if (opts.json && error.body && typeof error.body === 'object') printJson(out, error.body);
+        process.stderr.write(`partner: ${errorText(error)}\n`);
+      } else {
+        process.stderr.write(`partner: ${(error as Error).message}\n`);
+      }
+      process.exitCode = 1;
+    }
+  };
+}
+
+const client = (opts: Globals) => clientForProfile(profilePath(opts.profile));
+
+// ---- value parsers ----
+
+function integer(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
+}
+function bool(value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new InvalidArgumentError("expected 'true' or 'false'");
+  return value === 'true';
+}
+/** `null` clears a nullable field on update (converted here: commander turns a parsed null into ''). */
+const nullable = (value: string | undefined): string | null | undefined => (value === 'null' ? null : value);
+const idTypeOption = () =>
+  new Option('--id-type <type>', 'identification type').choices([...IDENTIFICATION_TYPES, 'null']);
+
+// ---- login ----
+
+program
+  .command('login')
+  .description('check a credential with GET /oauth/me and save it as the profile (mode 0600)')
+  .option('--base-url <url>', 'e.g. http://localhost:8080 (env PARTNER_BASE_URL)')
+  .option('--client-id <id>', 'env PARTNER_CLIENT_ID')
+  .option('--client-secret <secret>', 'env PARTNER_CLIENT_SECRET')
+  .option(
+    '--private-key <file>',
+    'Ed25519 private key, PKCS#8 PEM (env PARTNER_PRIVATE_KEY: a file or the PEM)',
+  )
+  .option('--key-id <keyId>', 'the keyid the public key was registered under (env PARTNER_KEY_ID)')
+  .option('--sandbox-file <file>', 'take missing fields from a sandbox credentials file', undefined)
+  .addHelpText('after', '\nWith no flags, ./data/sandbox-credentials.json (written by `npm start`) is used.')
+  .action(
+    action(async (opts, flags: LoginFlags) => {
+      const credential = resolveLogin(flags);
+      const file = profilePath(opts.profile);
+      let cachedToken: { token: string; tokenId?: string; expiresAt: number } | undefined;
+      const fresh = new PartnerClient({
+        ...credential,
+        tokenStore: {
+          load: () => undefined,
+          save: (token) => {
+            cachedToken = token;
+          },
+        },
+      });
+      const me = await fresh.oauth.me();
+      const organization = { id: me.data.id, name: me.data.name };
+      writeProfile(file, { ...credential, organization, ...(cachedToken ? { token: cachedToken } : {}) });
+      if (opts.json) printJson(out, me);
+      else
+        out.write(
+          `Logged in to ${credential.baseUrl} as ${organization.name} (${credential.clientId})\nProfile: ${file}\n`,
+        );
+      return 0;
+    }),
+  );
+
+program
+  .command('whoami')
+  .description('the organization of the saved profile (GET /oauth/me)')
+  .action(
+    action(async (opts) => {
+      const me = await client(opts).oauth.me();
+      if (opts.json) printJson(out, me);
+      else
+        out.write(
+          `${me.data.name} (${me.data.id})\n${me.data.credentials.map((c) => `  ${c.clientId}  ${c.name}`).join('\n')}\n`,
+        );
+      return 0;
+    }),
+  );
+
+// ---- customers ----
+
+const customers = program.command('customers').description('customers of your organization');
+
+customers
+  .command('list')
+  .option('--page <n>', 'page, from 1', integer)
+  .option('--limit <n>', 'page size, at most 100', integer)
+  .option('--search <text>', 'matches names, identification number or reference id')
+  .option('--active <bool>', 'true or false', bool)
+  .addOption(new Option('--id-type <type>', 'identification type').choices(IDENTIFICATION_TYPES))
+  .option('--msisdn <digits>', 'exact phone number')
+  .action(
+    action(
+      async (
+        opts,
+        o: {
+          page?: number;
+          limit?: number;
+          search?: string;
+          active?: boolean;
+          idType?: IdentificationType;
+          msisdn?: string;
+        },
+      ) => {
+        const list = await client(opts).customers.list({
+          page: o.page,
+          limit: o.limit,
+          search: o.search,
+          isActive: o.active,
+          identificationType: o.idType,
+          msisdn: o.msisdn,
+        });
+        if (opts.json) printJson(out, list);
+        else {
+          for (const c of list.data) out.write(`${customerRow(c)}\n`);
+          const { page, totalPages, total } = list.pagination;
+          out.write(`page ${page}/${totalPages}, ${total} customer${total === 1 ? '' : 's'}\n`);
+        }
+        return 0;
+      },
+    ),
+  );
+
+customers
+  .command('get')
+  .argument('<id>')
+  .action(
+    action(async (opts, id: string) => {
+      const customer = await client(opts).customers.get(id);
+      if (opts.json) printJson(out, customer);
+      else out.write(customerDetails(customer.data));
+      return 0;
+    }),
+  );
+
+type CustomerFlags = {
+  firstName?: string;
+  lastName?: string;
+  msisdn?: string;
+  idType?: string;
+  idNumber?: string;
+  referenceId?: string;
+  active?: boolean;
+  idempotencyKey?: string;
+};
+
+function customerBody(o: CustomerFlags): CustomerUpdate {
+  const body: CustomerUpdate = {};
+  if (o.firstName !== undefined) body.firstName = o.firstName;
+  if (o.lastName !== undefined) body.lastName = o.lastName;
+  if (o.msisdn !== undefined) body.msisdn = nullable(o.msisdn);
+  if (o.idType !== undefined) body.identificationType = nullable(o.idType) as IdentificationType | null;
+  if (o.idNumber !== undefined) body.identificationNumber = nullable(o.idNumber);
+  if (o.referenceId !== undefined) body.referenceId = nullable(o.referenceId);
+  if (o.active !== undefined) body.isActive = o.active;
+  return body;
+}
+
+const withCustomerFields = (command: Command, create: boolean) =>
+  command
+    .option('--msisdn <digits>', `7 to 15 digits${create ? '' : " ('null' clears)"}`)
+    .addOption(idTypeOption())
+    .option('--id-number <value>', 'identification number')
+    .option('--reference-id <value>', 'your own reference')
+    .option('--active <bool>', 'true or false', bool)
+    .option('--idempotency-key <uuid>', 'reuse a key to make a retry safe (default: a new one)');
+
+withCustomerFields(
+  customers.command('create').requiredOption('--first-name <name>').requiredOption('--last-name <name>'),
+  true,
+).action(
+  action(async (opts, o: CustomerFlags) => {
+    const body = customerBody(o) as CustomerCreate;
+    const created = await client(opts).customers.create(body, { idempotencyKey: o.idempotencyKey });
+    if (opts.json) printJson(out, created);
+    else out.write(`${created.message}\n${customerDetails(created.data)}`);
+    return 0;
+  }),
+);
+
+withCustomerFields(
+  customers.command('update').argument('<id>').option('--first-name <name>').option('--last-name <name>'),
+  false,
+).action(
+  action(async (opts, id: string, o: CustomerFlags) => {
+    const updated = await client(opts).customers.update(id, customerBody(o), {
+      idempotencyKey: o.idempotencyKey,
+    });
+    if (opts.json) printJson(out, updated);
+    else out.write(`${updated.message}\n${customerDetails(updated.data)}`);
+    return 0;
+  }),
+);
+
+// ---- payments ----
+
+const payments = program.command('payments').description('mobile-money payments of your orders');
+
+payments
+  .command('status')
+  .argument('<orderId>')
+  .option('--wait', 'poll with backoff until every transaction is final')
+  .option('--timeout <seconds>', 'give up waiting after this long', integer, 120)
+  .action(
+    action(async (opts, orderId: string, o: { wait?: boolean; timeout: number }) => {
+      const partner = client(opts);
+      if (!o.wait) {
+        const status = await partner.paymentStatus.get(orderId);
+        if (opts.json) printJson(out, status);
+        else out.write(`${paymentLines(status.data)}\n`);
+        return 0;
+      }
+      try {
+        await waitForPayment(partner, orderId, {
+          out,
+          json: Boolean(opts.json),
+          timeoutMs: o.timeout * 1000,
+        });
+        return 0;
+      } catch (error) {
+        if (!(error instanceof WaitTimeoutError)) throw error;
+        if (opts.json) printJson(out, error.lastStatus);
+        else out.write(`${paymentLines(error.lastStatus.data)}\n`);
+        process.stderr.write(`partner: ${error.message}\n`);
+        return 2;
+      }
+    }),
+  );
+
+// ---- USSD handset ----
+
+program
+  .command('ussd')
+  .description(
+    'an interactive USSD handset: opens a session for the customer, then reads one choice per line',
+  )
+  .argument('<customerId>')
+  .addHelpText(
+    'after',
+    '\nType the key of an option (or a search term, or an amount) and Enter; Ctrl-D hangs up.',
+  )
+  .action(
+    action(async (opts, customerId: string) =>
+      runHandset(client(opts), customerId, {
+        input: process.stdin,
+        output: process.stdout,
+        json: Boolean(opts.json),
+      }),
+    ),
+  );
+
+// ---- webhooks ----
+
+program
+  .command('webhook-key')
+  .description('the public key outbound webhooks are signed with (GET /webhooks/key)')
+  .action(
+    action(async (opts) => {
+      const key = await client(opts).webhooks.key();
+      if (opts.json) printJson(out, key);
+      else out.write(`keyId      ${key.keyId}\nalgorithm  ${key.algorithm}\n${key.publicKey.trimEnd()}\n`);
+      return 0;
+    }),
+  );
+
+await program.parseAsync(process.argv);
+// A closed handset leaves stdin open in some terminals; nothing else is pending by now.
+process.stdin.unref?.();

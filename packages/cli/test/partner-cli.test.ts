@@ -1,0 +1,252 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createId } from '@partner-api/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sdk/test/support.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PARTNER = path.join(ROOT, 'packages/cli/src/partner.ts');
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** One `partner` process, the way a partner runs it: `node --import tsx packages/cli/src/partner.ts ...`. */
+function partner(args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', PARTNER, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: 'pipe',
+  });
+}
+
+function run(args: string[], env: Record<string, string>): Promise<Run> {
+  const child = partner(args, env);
+  child.stdin.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A handset box followed by its state line, as `partner ussd` prints each screen. */
+const SCREEN = /┌─+┐\n((?:│.*│\n)+)└─+┘\n {2}([A-Z_]+)( · session ended)?\n/;
+
+type Screen = { text: string; state: string; ended: boolean };
+
+/** Drives `partner ussd` through its stdin, one line per screen, reading each screen as it is printed. */
+function handset(customerId: string, env: Record<string, string>) {
+  const child = partner(['ussd', customerId], env);
+  let stdout = '';
+  let stderr = '';
+  let read = 0;
+  let wake: (() => void) | undefined;
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+    wake?.();
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+    wake?.();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    exited,
+    async screen(): Promise<Screen> {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const match = SCREEN.exec(stdout.slice(read));
+        if (match) {
+          read += match.index + match[0].length;
+          const text = match[1]!
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => line.slice(2, -2).trimEnd())
+            .join('\n');
+          return { text, state: match[2]!, ended: match[3] !== undefined };
+        }
+        if (Date.now() > deadline || child.exitCode !== null) {
+          throw new Error(`no screen; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+    send(line: string) {
+      child.stdin.write(`${line}\n`);
+    },
+    async choose(choice: string): Promise<Screen> {
+      this.send(choice);
+      return this.screen();
+    },
+    hangUp() {
+      child.stdin.end();
+    },
+  };
+}
+
+describe('the partner CLI against a real sandbox server', () => {
+  let sandbox: Sandbox;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    env = { PARTNER_PROFILE: path.join(sandbox.dataDir, 'partner-profile.json') };
+    const login = await run(['login', '--sandbox-file', sandbox.credentialsFile], env);
+    expect(login.stderr).toBe('');
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain('Logged in to');
+    expect(login.stdout).toContain('Demo Investments');
+  });
+  afterAll(async () => {
+    await sandbox?.server.stop();
+  });
+
+  it('login saved a 0600 profile with the credential and a reusable token', () => {
+    const file = env.PARTNER_PROFILE!;
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const profile = JSON.parse(readFileSync(file, 'utf8'));
+    expect(profile).toMatchObject({
+      baseUrl: sandbox.credentials.baseUrl,
+      clientId: sandbox.credentials.clientId,
+      keyId: sandbox.credentials.keyId,
+      organization: { name: 'Demo Investments' },
+    });
+    expect(profile.token.token).toEqual(expect.any(String));
+  });
+
+  it('ussd: a whole buy, screen by screen, then its payment status', async () => {
+    const phone = handset(sandbox.credentials.customerIds[0]!, env);
+
+    const home = await phone.screen();
+    expect(home.state).toBe('HOME');
+    expect(home.text).toBe('Welcome to Demo Investments\n\n1. Stocks\n2. My Portfolio');
+
+    const stocks = await phone.choose('1');
+    expect(stocks.state).toBe('STOCKS');
+    expect(stocks.text).toMatch(/^Select a stock \(page 1\/\d+\)\n\n1\. /);
+    expect(stocks.text).toContain('\n7. Next\n8. Search\n0. Home');
+
+    const next = await phone.choose('7');
+    expect(next.state).toBe('STOCKS');
+    expect(next.text).toMatch(/^Select a stock \(page 2\/\d+\)/);
+    const symbol = /\n1\. (\S+) /.exec(next.text)?.[1];
+    expect(symbol).toBeDefined();
+
+    const stock = await phone.choose('1');
+    expect(stock.state).toBe('SELECT_STOCK');
+    expect(stock.text).toMatch(new RegExp(`^${symbol} .+\\nPrice: KES [\\d,.]+\\n\\n1\\. Buy\\n`));
+
+    const amount = await phone.choose('1');
+    expect(amount.state).toBe('BUY_AMOUNT');
+    expect(amount.text).toBe(`Buy ${symbol}\nEnter amount (KES), min 100\n\n0. Home`);
+
+    const confirm = await phone.choose('1000');
+    expect(confirm.state).toBe('BUY_CONFIRM');
+    expect(confirm.text).toMatch(new RegExp(`^Buy ${symbol} for KES 1,000\\.00\\n`));
+    expect(confirm.text).toContain('1. Confirm\n2. Cancel');
+
+    const submitted = await phone.choose('1');
+    expect(submitted).toMatchObject({ state: 'BUY_SUBMITTED', ended: true });
+    expect(submitted.text).toMatch(
+      /^Request received\. Approve the payment prompt on your phone\. Ref c[a-z0-9]{24}$/,
+    );
+    expect(await phone.exited).toBe(0);
+    // The transcript shows what was typed between the screens.
+    expect(phone.stdout.match(/^> .+$/gm)).toEqual(['> 1', '> 7', '> 1', '> 1', '> 1000', '> 1']);
+
+    const orderId = /Ref (c[a-z0-9]{24})/.exec(submitted.text)![1]!;
+    const status = await run(['payments', 'status', orderId, '--json'], env);
+    expect(status.code).toBe(0);
+    const body = JSON.parse(status.stdout);
+    expect(body.message).toBe('Transaction status retrieved successfully');
+    expect(body.data).toMatchObject({
+      orderId,
+      payment: { type: 'INCOMING', amount: '1000.00', currency: 'KES' },
+    });
+
+    const waited = await run(['payments', 'status', orderId, '--wait', '--json'], env);
+    expect(waited.code).toBe(0);
+    expect(JSON.parse(waited.stdout).data.payment.status).toBe('SUCCESS');
+
+    const plain = await run(['payments', 'status', orderId, '--wait'], env);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^payment\s+SUCCESS\s+INCOMING\s+KES 1000\.00/m);
+  });
+
+  it('ussd: a refused choice keeps the screen; closing the input hangs up', async () => {
+    const phone = handset(sandbox.credentials.customerIds[1]!, env);
+    expect((await phone.screen()).state).toBe('HOME');
+    phone.send('Stocks!');
+    expect((await phone.choose('1')).state).toBe('STOCKS');
+    phone.hangUp();
+    expect(await phone.exited).toBe(0);
+    expect(phone.stderr).toContain('Choice must be alphanumeric');
+    expect(phone.stdout).toMatch(/Hung up\.\n$/);
+  });
+
+  it('customers create --json prints the API answer; list and get find the customer', async () => {
+    const created = await run(
+      [
+        'customers',
+        'create',
+        '--first-name',
+        'Wanjiku',
+        '--last-name',
+        'Cli',
+        '--msisdn',
+        '254799000111',
+        '--json',
+      ],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const body = JSON.parse(created.stdout);
+    expect(body).toMatchObject({
+      message: 'Customer created successfully',
+      data: { firstName: 'Wanjiku', lastName: 'Cli', msisdn: '254799000111', isActive: true },
+    });
+
+    const listed = JSON.parse(
+      (await run(['customers', 'list', '--msisdn', '254799000111', '--json'], env)).stdout,
+    );
+    expect(listed.data.map((c: { id: string }) => c.id)).toEqual([body.data.id]);
+
+    const updated = await run(
+      ['customers', 'update', body.data.id, '--msisdn', 'null', '--active', 'false'],
+      env,
+    );
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain('Customer updated successfully');
+    expect(updated.stdout).toMatch(/^msisdn\s+-$/m);
+    expect(updated.stdout).toMatch(/^active\s+false$/m);
+  });
+
+  it('errors: the API body with --json, a readable line and the request id on stderr, exit 1', async () => {
+    const missing = await run(['customers', 'get', createId(), '--json'], env);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toEqual({ error: 'Not found', message: 'Customer not found' });
+    expect(missing.stderr).toMatch(/^partner: 404 Not found: Customer not found\n {2}request id: \S+\n$/);
+
+    const invalid = await run(['customers', 'create', '--first-name', ' ', '--last-name', 'X'], env);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('400 Validation failed\n  firstName: firstName must not be empty');
+  });
+
+  it('without a profile, commands say how to log in', async () => {
+    const result = await run(['customers', 'list'], {
+      PARTNER_PROFILE: path.join(sandbox.dataDir, 'none.json'),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/not logged in: .*none\.json does not exist; run `partner login` first/);
+  });
+});
