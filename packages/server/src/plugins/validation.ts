@@ -7,10 +7,12 @@ import { detailsFromZod, validationFailed } from '../lib/errors.ts';
  * A failure becomes the spec's validation shape, one entry per invalid field.
  */
 export function installValidation(app: FastifyInstance): void {
-  app.setValidatorCompiler(({ schema }) => {
+  app.setValidatorCompiler(({ schema, httpPart }) => {
     const zodSchema = schema as unknown as z.ZodType;
     return (data: unknown) => {
-      const result = zodSchema.safeParse(data);
+      // Fastify hands an unparsed body over as null; the spec's message says "received undefined".
+      const input = httpPart === 'body' && data === null ? undefined : data;
+      const result = zodSchema.safeParse(input);
       if (result.success) return { value: result.data };
       return { error: validationFailed(detailsFromZod(result.error)) };
     };

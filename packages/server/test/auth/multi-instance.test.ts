@@ -51,7 +51,7 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances on one PostgreSQL beha
       expect(conflict.json()).toEqual({ error: 'Conflict', message: ErrorMessage.idempotencyInProgress });
     }
     const rows = await a.ctx.database.db.execute(sql`select count(*)::int as n from customers where last_name = ${lastName}`);
-    expect((rows.rows[0] as { n: number }).n).toBe(1);
+    expect(((rows as unknown as { rows: { n: number }[] }).rows[0])!.n).toBe(1);
     // Once settled, every retry on either instance replays the same bytes.
     const later = await signedInject(b.app, p, { ...request, body: payload });
     expect([later.statusCode, later.body, later.headers['idempotent-replayed']]).toEqual([201, executed[0]!.body, 'true']);

@@ -111,10 +111,7 @@ describe.each(STORES)('body parsing and error shapes on %s', (store) => {
     expect(body.details[0].message).toContain('expected object');
   });
 
-  // KNOWN BUG (plugins/validation.ts, outside this suite's remit): Fastify hands `null` to the
-  // validator for an absent body, so zod says "received null" where the spec says undefined.
-  // When validation.ts maps null back to undefined this starts passing: change `it.fails` to `it`.
-  it.fails('says the object was expected but undefined was received (spec wording)', async () => {
+  it('says the object was expected but undefined was received (spec wording)', async () => {
     const res = await postVendorJson();
     expect(res.json().details[0].message).toContain('received undefined');
   });
@@ -247,6 +244,22 @@ describe.each(STORES)('X-Request-Id on %s', (store) => {
     ];
     expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 400, 404, 429, 500, 401]);
     for (const res of responses) expect(res.headers['x-request-id']).toMatch(UUID);
+  });
+
+  // KNOWN BUG (app.ts, outside this suite's remit): Fastify answers a malformed URL and an
+  // over-long path parameter itself (FST_ERR_BAD_URL 400, FST_ERR_MAX_PARAM_LENGTH 414) before any
+  // hook runs: no X-Request-Id, no rate limit, and a body with `code`/`statusCode` outside the
+  // spec's three shapes. The fix is Fastify's `frameworkErrors` option in buildApp. When it lands
+  // this starts passing: change `it.fails` to `it`.
+  it.fails('is on the answer to a malformed URL or an over-long path parameter, in a spec shape', async () => {
+    for (const url of ['/v1/customers/%zz', `/v1/customers/${'c'.repeat(101)}`]) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['x-request-id'], url).toMatch(UUID);
+      expect(
+        Object.keys(res.json()).every((k) => ['error', 'message', 'details'].includes(k)),
+        url,
+      ).toBe(true);
+    }
   });
 
   it('echoes a sane client id', async () => {
