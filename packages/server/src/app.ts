@@ -1,3 +1,4 @@
+import { ErrorLabel } from '@partner-api/contract';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 import { createAuthenticator } from './plugins/auth.ts';
@@ -38,6 +39,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     trustProxy: ctx.config.TRUST_PROXY,
     bodyLimit: 102_400,
     return503OnClosing: true,
+    // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.
+    maxParamLength: 1000,
+    // Errors Fastify raises before any hook (a malformed URL) still get a request id and a spec shape.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      request.log.info({ code: error.code }, 'request refused by the router');
+      return reply.code(400).send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
+    },
   });
 
   installErrorHandling(app);
