@@ -1,0 +1,249 @@
+import { generateKeyPairSync } from 'node:crypto';
+import {
+  ErrorMessage,
+  REVOKE_FORBIDDEN_COMPONENTS,
+  requiredComponentsFor,
+  verifyContentDigest,
+  verifyRequestSignature,
+} from '@partner-api/contract';
+import { describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  AuthenticationError,
+  ConflictError,
+  IdempotencyError,
+  PartnerClient,
+  RateLimitError,
+  ValidationError,
+} from '../src/index.ts';
+
+const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+const CLIENT_ID = `org_${'a'.repeat(32)}`;
+const KEY_ID = 'unit-key';
+
+type Sent = { method: string; url: string; headers: Record<string, string>; body: string | undefined };
+type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+
+/** A fetch that records what the SDK sends and answers from a script, one reply per request. */
+function scriptedFetch(route: (sent: Sent, index: number) => Reply) {
+  const sent: Sent[] = [];
+  const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request: Sent = {
+      method: init?.method ?? 'GET',
+      url: String(input),
+      headers: { ...(init?.headers as Record<string, string>) },
+      body: init?.body as string | undefined,
+    };
+    sent.push(request);
+    const reply = route(request, sent.length - 1);
+    return new Response(reply.body === undefined ? null : JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { 'content-type': 'application/json', 'x-request-id': `req-${sent.length}`, ...reply.headers },
+    });
+  };
+  return { fetch: fetch as typeof globalThis.fetch, sent };
+}
+
+let tokenCount = 0;
+const tokenReply = (): Reply => {
+  tokenCount += 1;
+  return {
+    status: 200,
+    body: { token: `token-${tokenCount}`, tokenId: `jti-${tokenCount}`, expiresIn: 3600 },
+  };
+};
+
+function clientWith(fetch: typeof globalThis.fetch, options = {}) {
+  return new PartnerClient({
+    baseUrl: 'http://partner.test/',
+    clientId: CLIENT_ID,
+    clientSecret: `${'b'.repeat(32)}_${'c'.repeat(32)}`,
+    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    keyId: KEY_ID,
+    fetch,
+    ...options,
+  });
+}
+
+/** The server's own check, from the contract: signature (with the components product.md requires) and digest. */
+function verify(request: Sent, opts: { revoke?: boolean } = {}) {
+  const hasBody = request.body !== undefined && !opts.revoke;
+  const result = verifyRequestSignature({
+    req: { method: request.method, targetUri: request.url, headers: request.headers },
+    signatureInputHeader: request.headers['signature-input'],
+    signatureHeader: request.headers.signature,
+    resolveKey: (keyId) => (keyId === KEY_ID ? { publicKey, alg: 'ed25519' } : undefined),
+    requiredComponents: requiredComponentsFor({
+      method: request.method,
+      hasBody,
+      hasIdempotencyKey: request.headers['x-idempotency-key'] !== undefined,
+      isRevoke: Boolean(opts.revoke),
+    }),
+    forbiddenComponents: opts.revoke ? [...REVOKE_FORBIDDEN_COMPONENTS] : [],
+  });
+  expect(result).toMatchObject({ ok: true });
+  if (hasBody)
+    expect(verifyContentDigest(request.headers['content-digest'], request.body!)).toEqual({ ok: true });
+}
+
+const createdOf = (request: Sent) => Number(/;created=(\d+)/.exec(request.headers['signature-input']!)?.[1]);
+const isToken = (s: Sent) => s.url.endsWith('/v1/oauth/token');
+
+describe('PartnerClient (scripted fetch)', () => {
+  it('signs every attempt afresh and reuses one idempotency key across retries', async () => {
+    const { fetch, sent } = scriptedFetch((request, index) => {
+      if (isToken(request)) return tokenReply();
+      return index === 1
+        ? { status: 503, body: { error: 'Service Unavailable' }, headers: { 'retry-after': '1' } }
+        : { status: 201, body: { message: 'Customer created successfully', data: { id: 'c1' } } };
+    });
+    const client = clientWith(fetch);
+    await client.customers.create({ firstName: 'A', lastName: 'B' });
+    const [token, first, second] = sent;
+    expect(token!.headers.authorization).toBeUndefined();
+    expect(token!.headers['signature-input']).toBeUndefined();
+    expect(first!.url).toBe('http://partner.test/v1/customers');
+    for (const attempt of [first!, second!]) {
+      verify(attempt);
+      expect(attempt.headers).toMatchObject({
+        authorization: 'Bearer token-1',
+        'x-client-id': CLIENT_ID,
+        'content-type': 'application/json',
+      });
+    }
+    expect(second!.headers['x-idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second!.headers['x-idempotency-key']).toBe(first!.headers['x-idempotency-key']);
+    // Retry-After: 1 put a second between them: the retry carries its own `created`.
+    expect(createdOf(second!)).toBeGreaterThan(createdOf(first!));
+  });
+
+  it("the caller's idempotency key wins; a new call gets a new key", async () => {
+    const { fetch, sent } = scriptedFetch((request) =>
+      isToken(request) ? tokenReply() : { status: 200, body: {} },
+    );
+    const client = clientWith(fetch);
+    const key = '0b9a3c9e-5d2f-4a57-9c1e-2f6a8d3b1e77';
+    await client.customers.update('c1', { firstName: 'X' }, { idempotencyKey: key });
+    await client.ussd.process('ussd_ab', '1');
+    await client.ussd.process('ussd_ab', '1');
+    const keys = sent.filter((s) => !isToken(s)).map((s) => s.headers['x-idempotency-key']);
+    expect(keys[0]).toBe(key);
+    expect(new Set(keys).size).toBe(3);
+    // GETs carry none.
+    await client.customers.list({ search: 'a b', isActive: true });
+    const list = sent.at(-1)!;
+    expect(list.headers['x-idempotency-key']).toBeUndefined();
+    expect(list.url).toBe('http://partner.test/v1/customers?search=a+b&isActive=true');
+    verify(list);
+  });
+
+  it('revoke is signed without body headers and sends none', async () => {
+    const { fetch, sent } = scriptedFetch((request) =>
+      isToken(request) ? tokenReply() : { status: 200, body: { message: 'Token revoked successfully' } },
+    );
+    await clientWith(fetch).oauth.revoke();
+    const revoke = sent.at(-1)!;
+    expect(revoke.url).toBe('http://partner.test/v1/oauth/revoke');
+    for (const header of ['content-type', 'content-digest', 'x-idempotency-key']) {
+      expect(revoke.headers[header]).toBeUndefined();
+    }
+    verify(revoke, { revoke: true });
+  });
+
+  it('GET /webhooks/key is sent with no token, client id or signature', async () => {
+    const { fetch, sent } = scriptedFetch(() => ({ status: 200, body: { keyId: 'k-unit-1' } }));
+    await clientWith(fetch, { baseUrl: 'http://keys-only.test/v1' }).webhooks.key();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.url).toBe('http://keys-only.test/v1/webhooks/key');
+    expect(Object.keys(sent[0]!.headers).sort()).toEqual(['accept', 'user-agent']);
+  });
+
+  it('refreshes the token once on "Invalid organization authentication token", never in a loop', async () => {
+    const invalid = { status: 401, body: { error: 'Unauthorized', message: ErrorMessage.tokenInvalid } };
+    const { fetch, sent } = scriptedFetch((request) => (isToken(request) ? tokenReply() : invalid));
+    const error = await clientWith(fetch)
+      .oauth.me()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    const tokensUsed = sent.filter((s) => !isToken(s)).map((s) => s.headers.authorization);
+    expect(tokensUsed).toHaveLength(2);
+    expect(tokensUsed[0]).not.toBe(tokensUsed[1]);
+    expect(sent.filter(isToken)).toHaveLength(2);
+  });
+
+  it('does not refresh the token for a refused signature', async () => {
+    const refused = { status: 401, body: { error: 'Unauthorized', message: ErrorMessage.signatureFailed } };
+    const { fetch, sent } = scriptedFetch((request) => (isToken(request) ? tokenReply() : refused));
+    await expect(clientWith(fetch).oauth.me()).rejects.toMatchObject({
+      message: ErrorMessage.signatureFailed,
+    });
+    expect(sent.filter(isToken)).toHaveLength(1);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('maps statuses to typed errors, retrying only 409, 429 and 5xx', async () => {
+    const cases: Array<[Reply, new (...args: never[]) => Error, number]> = [
+      [
+        { status: 400, body: { error: 'Validation failed', details: [{ field: 'a', message: 'bad' }] } },
+        ValidationError,
+        1,
+      ],
+      [
+        {
+          status: 422,
+          body: { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch },
+        },
+        IdempotencyError,
+        1,
+      ],
+      [
+        { status: 409, body: { error: 'Conflict', message: ErrorMessage.idempotencyInProgress } },
+        ConflictError,
+        2,
+      ],
+      [
+        { status: 429, body: { error: 'Too Many Requests' }, headers: { 'retry-after': '0' } },
+        RateLimitError,
+        2,
+      ],
+      [{ status: 500, body: { error: 'Internal Server Error' } }, ApiError, 2],
+    ];
+    for (const [reply, Class, attempts] of cases) {
+      const { fetch, sent } = scriptedFetch((request) => (isToken(request) ? tokenReply() : reply));
+      const error = await clientWith(fetch, { maxRetries: 1 })
+        .customers.create({ firstName: 'A', lastName: 'B' })
+        .catch((e: unknown) => e);
+      expect(error, String(reply.status)).toBeInstanceOf(Class);
+      expect(error).toMatchObject({ status: reply.status, label: (reply.body as { error: string }).error });
+      expect((error as ApiError).requestId).toMatch(/^req-\d+$/);
+      expect(
+        sent.filter((s) => !isToken(s)),
+        String(reply.status),
+      ).toHaveLength(attempts);
+    }
+  });
+
+  it('a validation error reads well on its own', async () => {
+    const { fetch } = scriptedFetch((request) =>
+      isToken(request)
+        ? tokenReply()
+        : {
+            status: 400,
+            body: {
+              error: 'Validation failed',
+              details: [{ field: 'msisdn', message: 'msisdn must be 7 to 15 digits' }],
+            },
+          },
+    );
+    const error = (await clientWith(fetch)
+      .customers.get('c1')
+      .catch((e: unknown) => e)) as ValidationError;
+    expect(error.message).toBe('Validation failed: msisdn: msisdn must be 7 to 15 digits');
+    expect(error.details).toEqual([{ field: 'msisdn', message: 'msisdn must be 7 to 15 digits' }]);
+  });
+
+  it('refuses a key that is not Ed25519 at construction', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+    expect(() => clientWith(globalThis.fetch, { privateKey: rsa })).toThrow(/Ed25519/);
+  });
+});
