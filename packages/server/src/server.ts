@@ -4,6 +4,7 @@ import { buildAdminApp } from './admin/app.ts';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
+import { startSandboxSimulator } from './routes/payment-callback.ts';
 import { createRuntime } from './runtime.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 
@@ -55,6 +56,9 @@ export async function serve(env: Record<string, string | undefined> = process.en
     });
     if (seeded) app.log.info({ file: seeded }, `sandbox seeded; demo credentials written to ${seeded}`);
   }
+  // Sandbox payments settle by themselves (product.md, Payments); production has no simulator, and
+  // its collections stay PENDING until the provider's signed callback arrives.
+  const simulator = config.APP_ENV === 'sandbox' ? startSandboxSimulator(runtime, app) : undefined;
 
   await app.listen({ port: config.PORT, host: config.HOST });
   await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
@@ -67,6 +71,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     `partner-api serving ${config.PUBLIC_BASE_URL} (admin on ${config.ADMIN_HOST}:${config.ADMIN_PORT})`,
   );
   installShutdown([app, admin], async () => {
+    simulator?.stop();
     await runtime.close();
     await releaseLock?.();
   });
