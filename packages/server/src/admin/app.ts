@@ -16,6 +16,7 @@ import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
 import * as s from './schemas.ts';
+import { registerTradingRoutes } from './trading.ts';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -59,10 +60,14 @@ export async function buildAdminApp(
     return reply.code(201).send(organization);
   });
   app.get('/admin/organizations', async () => listOrganizations({ db }));
-  app.patch('/admin/organizations/:id', { schema: { params: s.idParams, body: s.organizationPatchBody } }, async (request) => {
-    const { id } = request.params as { id: string };
-    return updateOrganization({ db, id, patch: request.body as never });
-  });
+  app.patch(
+    '/admin/organizations/:id',
+    { schema: { params: s.idParams, body: s.organizationPatchBody } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return updateOrganization({ db, id, patch: request.body as never });
+    },
+  );
 
   app.post(
     '/admin/organizations/:id/credentials',
@@ -101,5 +106,6 @@ export async function buildAdminApp(
       return updateCredential({ db, id, patch: request.body as never });
     },
   );
+  registerTradingRoutes(app, ctx);
   return app;
 }

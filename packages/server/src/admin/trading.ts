@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
+import { settleByHand } from '../services/payments/settle-by-hand.ts';
+import { upsertStocks } from '../services/stocks/upsert.ts';
+import { idParams } from './schemas.ts';
+
+const price = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .pipe(z.string().regex(/^\d{1,14}(\.\d{1,4})?$/, 'must be a positive decimal with up to 4 decimals'))
+  .refine((v) => Number(v) > 0, 'must be greater than 0');
+
+export const stockUpsertBody = z
+  .array(
+    z.strictObject({
+      symbol: z
+        .string()
+        .trim()
+        .toUpperCase()
+        .regex(/^[A-Z0-9][A-Z0-9.]{0,11}$/, 'must be 1 to 12 letters, digits or dots'),
+      name: z.string().trim().min(1).max(120),
+      price,
+      currency: z
+        .string()
+        .trim()
+        .toUpperCase()
+        .regex(/^[A-Z]{3}$/, 'must be a 3-letter currency code')
+        .default('KES'),
+      isActive: z.boolean().optional(),
+    }),
+  )
+  .min(1)
+  .max(1000);
+
+const ordersQuery = z.strictObject({
+  organizationId: z.string().min(1).max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const settleBody = z.strictObject({
+  status: z.enum(['SUCCESS', 'FAILED'], { error: 'status must be SUCCESS or FAILED' }),
+  reason: z.string().trim().min(1).max(500).optional(),
+});
+
+/** Operator calls for the catalog, orders and (sandbox only) hand settlement. */
+export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const db = ctx.database.db;
+  app.post('/admin/stocks', { schema: { body: stockUpsertBody } }, async (request) =>
+    upsertStocks(db, request.body as z.output<typeof stockUpsertBody>),
+  );
+  app.get('/admin/orders', { schema: { querystring: ordersQuery } }, async (request) =>
+    listOrdersForAdmin(db, request.query as z.output<typeof ordersQuery>),
+  );
+  // Production has real money: nothing settles a transaction but the provider's signed callback.
+  if (ctx.config.APP_ENV !== 'sandbox') return;
+  app.post(
+    '/admin/transactions/:id/settle',
+    { schema: { params: idParams, body: settleBody } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const body = request.body as z.output<typeof settleBody>;
+      return settleByHand({ ctx, input: { transactionId: id, ...body }, log: request.log });
+    },
+  );
+}
