@@ -1,4 +1,5 @@
 import type { ValidationDetail } from '@partner-api/contract';
+import type { PaymentStatusResponse } from './types.ts';
 
 export type PartnerApiErrorInit = {
   status: number;
@@ -99,7 +100,7 @@ export class WaitTimeoutError extends Error {
   override name = 'WaitTimeoutError';
   constructor(
     message: string,
-    readonly lastStatus: unknown,
+    readonly lastStatus: PaymentStatusResponse,
   ) {
     super(message);
   }

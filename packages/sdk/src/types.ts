@@ -9,6 +9,8 @@ import type {
   PaymentTransaction,
   TokenResponse,
   TransactionStatus,
+  UssdResponse,
+  UssdSessionData,
   WebhookKeyResponse,
 } from '@partner-api/contract';
 
@@ -23,6 +25,10 @@ export type {
   PaymentTransaction,
   TokenResponse,
   TransactionStatus,
+  /** Both USSD endpoints; the error state is `data.currentState === 'ERROR'` (HTTP 200). */
+  UssdResponse,
+  /** `ussdText`: the menu text, a blank line, then one `<key>. <label>` line per option (at most 182 characters). */
+  UssdSessionData,
   WebhookKeyResponse,
 };
 
@@ -44,28 +50,9 @@ export type CustomerListQuery = {
   msisdn?: string;
 };
 
-/** Spec "Option object": nextState and action are mutually exclusive; Next carries neither. */
-export type UssdOption = {
-  key: string;
-  label: string;
-  nextState?: string;
-  action?: string;
-  data?: { stockId: string; symbol: string; name: string };
-};
-
-export type UssdMenu = { state: string; text: string; options: UssdOption[]; isEndState: boolean };
-
-/** Spec "USSD session data"; the error state is `currentState === 'ERROR'` (HTTP 200). */
-export type UssdSessionData = {
-  sessionId: string;
-  currentState: string;
-  menu: UssdMenu;
-  /** The menu text, a blank line, then one `<key>. <label>` line per option; at most 182 characters. */
-  ussdText: string;
-  expiresAt: string;
-};
-
-export type UssdResponse = { message: string; data: UssdSessionData };
+/** Spec "Menu object" and "Option object": nextState and action are mutually exclusive; Next carries neither. */
+export type UssdMenu = UssdSessionData['menu'];
+export type UssdOption = UssdMenu['options'][number];
 
 /** Transaction statuses after which nothing changes (product.md, Payments). */
 export const FINAL_TRANSACTION_STATUSES: readonly TransactionStatus[] = ['SUCCESS', 'FAILED', 'CANCELLED'];

@@ -15,7 +15,7 @@ function fakeClient(fail?: (call: Call) => Error | undefined) {
   const calls: Call[] = [];
   let moves = 0;
   const screen = (state: string, text: string, isEndState = false): UssdResponse => ({
-    message: 'ok',
+    message: 'USSD request processed successfully',
     data: {
       sessionId: 'ussd_0001',
       currentState: state,
