@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import dotenv from 'dotenv';
 import { AdminCallError, createAdminClient } from './admin-client.ts';
 import { printResult } from './output.ts';
+import { parseStocksCsv } from './stock-csv.ts';
 
 dotenv.config({ quiet: true });
 
@@ -124,6 +125,47 @@ credential
         trustedIps: o.trustedIp,
         isActive: o.active === undefined ? undefined : o.active === 'true',
         expiresAt: o.expiresAt,
+      }),
+    ),
+  );
+
+const stocks = program.command('stocks').description('the listed stocks catalog');
+stocks
+  .command('import')
+  .description('upsert stocks by symbol from a CSV with columns symbol,name,price[,currency]')
+  .argument('<file>')
+  .action(
+    adminAction((call, file: string) =>
+      call('POST', '/admin/stocks', parseStocksCsv(readFileSync(file, 'utf8'))),
+    ),
+  );
+
+const orders = program.command('orders').description('orders and their payment transactions');
+orders
+  .command('list')
+  .option('--org <organizationId>')
+  .option('--limit <n>', 'newest first, at most this many (default 100)')
+  .action(
+    adminAction((call, o: { org?: string; limit?: string }) => {
+      const query = new URLSearchParams();
+      if (o.org) query.set('organizationId', o.org);
+      if (o.limit) query.set('limit', o.limit);
+      return call('GET', `/admin/orders${query.size > 0 ? `?${query}` : ''}`);
+    }),
+  );
+
+const sandbox = program.command('sandbox').description('sandbox-only operations');
+sandbox
+  .command('settle')
+  .description('settle a PENDING payment or disbursement by hand, as the provider would')
+  .argument('<transactionId>')
+  .option('--status <status>', 'SUCCESS or FAILED', 'SUCCESS')
+  .option('--reason <text>', 'failure reason (with --status FAILED)')
+  .action(
+    adminAction((call, id: string, o: { status: string; reason?: string }) =>
+      call('POST', `/admin/transactions/${encodeURIComponent(id)}/settle`, {
+        status: o.status.toUpperCase(),
+        reason: o.reason,
       }),
     ),
   );
