@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createId } from '@partner-api/contract';
@@ -240,6 +240,30 @@ describe('the partner CLI against a real sandbox server', () => {
     const invalid = await run(['customers', 'create', '--first-name', ' ', '--last-name', 'X'], env);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain('400 Validation failed\n  firstName: firstName must not be empty');
+  });
+
+  it('login also takes PARTNER_* variables (the key as a file) and reports every missing field', async () => {
+    const keyFile = path.join(sandbox.dataDir, 'partner-key.pem');
+    writeFileSync(keyFile, sandbox.credentials.privateKey, { mode: 0o600 });
+    const profile = path.join(sandbox.dataDir, 'env-profile.json');
+    const fromEnv = await run(['login', '--json'], {
+      PARTNER_PROFILE: profile,
+      PARTNER_BASE_URL: sandbox.credentials.baseUrl,
+      PARTNER_CLIENT_ID: sandbox.credentials.clientId,
+      PARTNER_CLIENT_SECRET: sandbox.credentials.clientSecret,
+      PARTNER_PRIVATE_KEY: keyFile,
+      PARTNER_KEY_ID: sandbox.credentials.keyId,
+    });
+    expect(fromEnv.code).toBe(0);
+    expect(JSON.parse(fromEnv.stdout).data.name).toBe('Demo Investments');
+    expect(JSON.parse(readFileSync(profile, 'utf8')).privateKey).toBe(sandbox.credentials.privateKey);
+
+    const missing = await run(['login', '--client-id', sandbox.credentials.clientId], {
+      PARTNER_PROFILE: profile,
+      PARTNER_SANDBOX_FILE: path.join(sandbox.dataDir, 'absent.json'),
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('missing --base-url, --client-secret, --private-key, --key-id');
   });
 
   it('without a profile, commands say how to log in', async () => {
