@@ -81,7 +81,10 @@ program
     'Ed25519 private key, PKCS#8 PEM (env PARTNER_PRIVATE_KEY: a file or the PEM)',
   )
   .option('--key-id <keyId>', 'the keyid the public key was registered under (env PARTNER_KEY_ID)')
-  .option('--sandbox-file <file>', 'take missing fields from this sandbox credentials file (env PARTNER_SANDBOX_FILE)')
+  .option(
+    '--sandbox-file <file>',
+    'take missing fields from this sandbox credentials file (env PARTNER_SANDBOX_FILE)',
+  )
   .addHelpText('after', '\nWith no flags, ./data/sandbox-credentials.json (written by `npm start`) is used.')
   .action(
     action(async (opts, flags: LoginFlags) => {
