@@ -1,5 +1,5 @@
 import { ErrorLabel } from '@partner-api/contract';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AppContext } from './context.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
@@ -38,14 +38,15 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     requestIdHeader: false,
     trustProxy: ctx.config.TRUST_PROXY,
     bodyLimit: 102_400,
-    return503OnClosing: true,
+    // While draining, requests on open connections are still served (Fastify's own 503 body is not a spec shape).
+    return503OnClosing: false,
     // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     // Errors Fastify raises before any hook (a malformed URL) still get a request id and a spec shape.
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-Id', request.id);
       request.log.info({ code: error.code }, 'request refused by the router');
-      return reply.code(400).send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
+      void (reply as FastifyReply).code(400).send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
     },
   });
 

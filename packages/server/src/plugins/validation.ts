@@ -13,8 +13,11 @@ export function installValidation(app: FastifyInstance): void {
       // Fastify hands an unparsed body over as null; the spec's message says "received undefined".
       const input = httpPart === 'body' && data === null ? undefined : data;
       const result = zodSchema.safeParse(input);
-      if (result.success) return { value: result.data };
-      return { error: validationFailed(detailsFromZod(result.error)) };
+      if (!result.success) return { error: validationFailed(detailsFromZod(result.error)) };
+      // PostgreSQL text cannot hold NUL: refuse it here as the caller's error, not as a 500 later.
+      const nul = fieldsWithNul(result.data);
+      if (nul.length > 0) return { error: validationFailed(nul.map((field) => ({ field, message: 'must not contain NUL characters' }))) };
+      return { value: result.data };
     };
   });
   // Responses are serialised with JSON.stringify; the zod response schemas document them.
@@ -26,3 +29,12 @@ export type ZodRouteSchema = FastifySchema & {
   querystring?: z.ZodType;
   params?: z.ZodType;
 };
+
+function fieldsWithNul(value: unknown, path: string[] = []): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path.join('.')] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => fieldsWithNul(item, [...path, String(i)]));
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.entries(value).flatMap(([key, item]) => fieldsWithNul(item, [...path, key]));
+  }
+  return [];
+}

@@ -9,8 +9,10 @@ import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { credentials, organizations } from '../../db/schema.ts';
 import { unauthorized } from '../../lib/errors.ts';
-import { verifySecret } from '../../lib/passwords.ts';
+import { hashSecret, verifySecret } from '../../lib/passwords.ts';
 import type { TokenCodec } from './tokens.ts';
+
+const UNKNOWN_CLIENT_HASH = await hashSecret('not-a-client-secret');
 
 /** Client-credentials grant. Every refusal is the same 401, so a caller learns nothing about which part was wrong. */
 export async function issueToken({
@@ -27,7 +29,8 @@ export async function issueToken({
     .from(credentials)
     .innerJoin(organizations, eq(organizations.id, credentials.organizationId))
     .where(eq(credentials.clientId, input.clientId));
-  const secretOk = row ? await verifySecret(input.clientSecret, row.credential.secretHash) : false;
+  // An unknown clientId costs the same hash as a wrong secret, so timing does not reveal which ids exist.
+  const secretOk = await verifySecret(input.clientSecret, row?.credential.secretHash ?? UNKNOWN_CLIENT_HASH);
   const usable =
     row?.credential.isActive &&
     row.organization.isActive &&
