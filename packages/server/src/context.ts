@@ -21,8 +21,9 @@ export interface AppContext {
    */
   payments?: PaymentProvider;
   /**
-   * Tests only: called at named points inside USSD moves; a throw there is an "unexpected internal
-   * failure". Nothing in the server sets it, so no request can reach it.
+   * Tests only: awaited at named points inside USSD moves (`ussd.session.menu`,
+   * `ussd.process.effects`). A throw there is an "unexpected internal failure"; a pending promise
+   * holds the move open (race tests). Nothing in the server sets it, so no request can reach it.
    */
-  faultInjector?: (point: string) => void;
+  faultInjector?: (point: string) => void | Promise<void>;
 }

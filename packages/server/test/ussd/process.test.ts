@@ -224,21 +224,120 @@ describe.each(STORES)('POST /v1/ussd/process on %s', (store) => {
     expect(reused.statusCode).toBe(422);
   });
 
+  /** Holds the first move that reaches `ussd.process.effects` open until `release()`. */
+  function holdFirstMove() {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reached = () => {};
+    const inside = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let held = false;
+    t.ctx.faultInjector = async (point) => {
+      if (point !== 'ussd.process.effects' || held) return;
+      held = true;
+      reached();
+      await released;
+    };
+    return { inside, release };
+  }
+  const pageOf = (body: string) => /\(page (\d+)\//.exec(JSON.parse(body).data.menu.text)?.[1];
+
   it('two racing calls on one session (different keys) apply one after the other', async () => {
     const { customerId, client } = await setup();
     const stocksScreen = await client.walk(customerId, ['1']);
-    const [a, b] = await Promise.all([
-      client.press(stocksScreen.sessionId, '7'),
-      client.press(stocksScreen.sessionId, '7'),
-    ]);
+    const hold = holdFirstMove();
+    const first = client.press(stocksScreen.sessionId, '7');
+    await hold.inside;
+    // The second call waits for the session row (the first holds it FOR UPDATE) and then moves
+    // from the state the first left, never from the same one.
+    const second = client.press(stocksScreen.sessionId, '7');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    hold.release();
+    const [a, b] = await Promise.all([first, second]);
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
-    const pages = [a, b].map((r) => /\(page (\d+)\//.exec(r.json().data.menu.text)?.[1]).sort();
-    expect(pages).toEqual(['2', '3']);
+    expect([pageOf(a.body), pageOf(b.body)]).toEqual(['2', '3']);
     const [row] = await t.ctx.database.db
       .select()
       .from(ussdSessions)
       .where(eq(ussdSessions.id, stocksScreen.sessionId));
     expect(row?.context).toMatchObject({ stocksPage: 3 });
+
+    // Without holding: both still apply, one after the other.
+    const [c, d] = await Promise.all([
+      client.press(stocksScreen.sessionId, '7'),
+      client.press(stocksScreen.sessionId, '7'),
+    ]);
+    expect([pageOf(c.body), pageOf(d.body)].sort()).toEqual(['4', '5']);
+  });
+
+  it('the same key while the first call is in flight: 409 on PostgreSQL, a replay once it completes', async () => {
+    const { customerId, client } = await setup();
+    const stocksScreen = await client.walk(customerId, ['1']);
+    const hold = holdFirstMove();
+    const key = randomUUID();
+    const first = client.press(stocksScreen.sessionId, '7', key);
+    await hold.inside;
+    if (store === 'postgres') {
+      const conflict = await client.press(stocksScreen.sessionId, '7', key);
+      expect(conflict.statusCode).toBe(409);
+      expect(conflict.json()).toEqual({
+        error: 'Conflict',
+        message: 'A request with this X-Idempotency-Key is already in progress',
+      });
+      hold.release();
+      expect((await first).statusCode).toBe(200);
+    } else {
+      // The embedded store has one connection: the repeat waits for the first and replays it.
+      const repeat = client.press(stocksScreen.sessionId, '7', key);
+      hold.release();
+      const [a, b] = await Promise.all([first, repeat]);
+      expect(b.body).toBe(a.body);
+      expect(b.headers['idempotent-replayed']).toBe('true');
+    }
+    const [row] = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.id, stocksScreen.sessionId));
+    expect(row?.context).toMatchObject({ stocksPage: 2 });
+  });
+
+  it('security: 401 unsigned, 400 without an idempotency key, 403 outside the IP allowlist', async () => {
+    const { partner, customerId, client } = await setup();
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const anonymous = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ussd/process',
+      headers: { 'content-type': 'application/json', 'x-idempotency-key': randomUUID() },
+      payload: { sessionId, choice: '1' },
+    });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json()).toEqual({
+      error: 'Unauthorized',
+      message: 'Organization authentication token is required',
+    });
+    const noKey = await signedInject(t.app, partner, {
+      method: 'POST',
+      url: '/v1/ussd/process',
+      body: { sessionId, choice: '1' },
+      idempotencyKey: false,
+    });
+    expect(noKey.statusCode).toBe(400);
+    expect(noKey.json()).toEqual({
+      error: 'Bad Request',
+      message: 'X-Idempotency-Key header is required for this request',
+    });
+    const fenced = await createPartner(t, { trustedIps: ['203.0.113.7'] });
+    const fencedCustomer = await insertCustomer(t, fenced);
+    for (const res of [
+      await ussdClient(t, fenced).open(fencedCustomer),
+      await ussdClient(t, fenced).press(sessionId, '1'),
+    ]) {
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Forbidden', message: 'Client IP not allowed' });
+    }
   });
 
   it('PORTFOLIO without holdings; a customer without a number cannot confirm a buy', async () => {

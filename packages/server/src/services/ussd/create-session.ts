@@ -44,7 +44,7 @@ export async function createUssdSession({
     tx,
     async (savepoint) => {
       const screen = startSession(await loadUssdData(savepoint, customer));
-      ctx.faultInjector?.('ussd.session.menu');
+      await ctx.faultInjector?.('ussd.session.menu');
       await savepoint
         .insert(ussdSessions)
         .values({ ...row, state: screen.state, context: { ...screen.context } });

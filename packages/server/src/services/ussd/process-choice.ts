@@ -72,7 +72,7 @@ export async function processUssdChoice({
       const moved = move({ state, context, choice: input.choice, data });
       const owner = { organizationId: session.organizationId, customerId: session.customerId };
       const effects = await applyEffects(savepoint, owner, moved.effects);
-      ctx.faultInjector?.('ussd.process.effects');
+      await ctx.faultInjector?.('ussd.process.effects');
       const screen = effects.orderId
         ? completeSubmission(moved.state, moved.context, effects.orderId)
         : moved;
