@@ -44,7 +44,10 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
   }
 
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config).catch((error: Error) => {
+    process.stderr.write(`partner-api: cannot open the store: ${error.message}\n`);
+    process.exit(1);
+  });
   const app = await buildApp(runtime);
   const admin = await buildAdminApp(runtime);
 
@@ -70,19 +73,28 @@ export async function serve(env: Record<string, string | undefined> = process.en
     },
     `partner-api serving ${config.PUBLIC_BASE_URL} (admin on ${config.ADMIN_HOST}:${config.ADMIN_PORT})`,
   );
-  installShutdown([app, admin], async () => {
-    simulator?.stop();
-    await runtime.close();
-    await releaseLock?.();
-  });
+  installShutdown(
+    [app, admin],
+    async () => {
+      await runtime.close();
+      await releaseLock?.();
+    },
+    () => simulator?.stop(),
+  );
 }
 
-function installShutdown(apps: FastifyInstance[], closeStores: () => Promise<void>): void {
+function installShutdown(
+  apps: FastifyInstance[],
+  closeStores: () => Promise<void>,
+  stopBackground: () => void = () => {},
+): void {
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     apps[0]?.log.info({ signal }, 'draining');
+    // No new sandbox settlements into a closing app (they would only meet 503s).
+    stopBackground();
     const force = setTimeout(() => process.exit(1), DRAIN_TIMEOUT_MS + 2000).unref();
     // close() stops accepting and waits for in-flight requests; past the deadline, drop idle sockets.
     const drain = Promise.all(apps.map((a) => a.close()));

@@ -100,6 +100,24 @@ describe('sandbox simulator', () => {
     simulator.stop();
   });
 
+  it('repeats a refused delivery (429, 5xx, network error) with the same body', async () => {
+    const answers = [429, 503, 200];
+    const bodies: string[] = [];
+    const simulator = createSandboxSimulator({
+      settleMs: 5,
+      log: silent,
+      deliver: async (raw) => {
+        bodies.push(raw);
+        return answers.shift() ?? 200;
+      },
+    });
+    await simulator.collect(ref('1000.00'));
+    await vi.waitFor(() => expect(bodies).toHaveLength(3), { timeout: 3000 });
+    expect(new Set(bodies).size).toBe(1);
+    await vi.waitFor(() => expect(simulator.pending()).toBe(0));
+    simulator.stop();
+  });
+
   it('stop() clears pending timers: nothing is delivered afterwards', async () => {
     const deliver = vi.fn(async () => 200);
     const simulator = createSandboxSimulator({ settleMs: 30, log: silent, deliver });

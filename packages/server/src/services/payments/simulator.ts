@@ -27,10 +27,15 @@ export type SandboxSimulator = PaymentProvider & {
   pending(): number;
 };
 
+/** Retries after a refused delivery (429, 5xx, network): a real provider repeats its callbacks too. */
+const MAX_ATTEMPTS = 4;
+const retryable = (status: number) => status === 429 || status >= 500;
+
 /**
  * The sandbox's mobile-money provider: `settleMs` after a request it reports the outcome through the
  * same signed callback a real provider would send, so the verified callback path is what settles
- * every sandbox payment. Timers are unref'd and cleared by stop() (server shutdown, test teardown).
+ * every sandbox payment. A refused delivery is repeated (same body) with a doubling delay. Timers are
+ * unref'd and cleared by stop() (server shutdown, test teardown).
  */
 export function createSandboxSimulator(options: {
   settleMs: number;
@@ -41,33 +46,39 @@ export function createSandboxSimulator(options: {
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
 
+  const attempt = (transactionId: string, body: string, n: number, delayMs: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (stopped) return;
+      const again = (why: object) => {
+        if (n < MAX_ATTEMPTS) return attempt(transactionId, body, n + 1, Math.max(delayMs, 100) * 2);
+        options.log.error({ transactionId, ...why }, 'simulated callback undelivered; left PENDING');
+      };
+      const delivery = options
+        .deliver(body)
+        .then((status) => {
+          if (retryable(status)) again({ status });
+          else if (status !== 200) options.log.warn({ transactionId, status }, 'simulated callback refused');
+        })
+        .catch((err: unknown) => again({ err }))
+        .finally(() => inFlight.delete(delivery));
+      inFlight.add(delivery);
+    }, delayMs);
+    timer.unref();
+    timers.add(timer);
+  };
+
   const schedule = async (ref: TransactionRef) => {
     if (stopped) return;
     const outcome = simulatedOutcome(ref.amount);
     if (outcome.status === 'PENDING') return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (stopped) return;
-      const body = JSON.stringify({
-        transactionId: ref.id,
-        status: outcome.status,
-        providerReference: `SIM${randomBytes(5).toString('hex').toUpperCase()}`,
-        ...(outcome.status === 'FAILED' ? { reason: outcome.reason } : {}),
-      });
-      const delivery = options
-        .deliver(body)
-        .then((status) => {
-          if (status !== 200)
-            options.log.warn({ transactionId: ref.id, status }, 'simulated callback refused');
-        })
-        .catch((err: unknown) =>
-          options.log.error({ err, transactionId: ref.id }, 'simulated callback failed'),
-        )
-        .finally(() => inFlight.delete(delivery));
-      inFlight.add(delivery);
-    }, options.settleMs);
-    timer.unref();
-    timers.add(timer);
+    const body = JSON.stringify({
+      transactionId: ref.id,
+      status: outcome.status,
+      providerReference: `SIM${randomBytes(5).toString('hex').toUpperCase()}`,
+      ...(outcome.status === 'FAILED' ? { reason: outcome.reason } : {}),
+    });
+    attempt(ref.id, body, 1, options.settleMs);
   };
 
   return {
