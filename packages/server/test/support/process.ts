@@ -39,7 +39,7 @@ export async function startServer(env: Record<string, string>, options: { waitFo
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       LOG_LEVEL: 'warn',
-      PUBLIC_BASE_URL: `http://localhost:${port}`,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       ...env,
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
