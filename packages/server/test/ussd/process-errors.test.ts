@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { orders, ussdSessions } from '../../src/db/schema.ts';
+import { withErrorState } from '../../src/services/ussd/error-state.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { ensureCatalog, FIXTURES, insertCustomer, type UssdData, ussdClient } from './support.ts';
@@ -120,6 +121,31 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
       message: 'USSD request processed successfully',
       data: { currentState: 'HOME' },
     });
+  });
+
+  it('a database error inside a move is rolled back to its savepoint; the request transaction goes on', async () => {
+    const db = t.ctx.database.db;
+    const { customerId, client } = await setup();
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const bySession = eq(ussdSessions.id, sessionId);
+    const outcome = await db.transaction((tx) =>
+      withErrorState(
+        tx,
+        async (savepoint) => {
+          await savepoint.update(ussdSessions).set({ state: 'STOCKS' }).where(bySession);
+          await savepoint.execute(sql`select 1 / 0`);
+          return 'moved';
+        },
+        async () => {
+          // The failed statement is behind us: the enclosing transaction still works.
+          await tx.update(ussdSessions).set({ isActive: true }).where(bySession);
+          return 'error state';
+        },
+      ),
+    );
+    expect(outcome).toBe('error state');
+    const [row] = await db.select().from(ussdSessions).where(bySession);
+    expect(row?.state).toBe('HOME');
   });
 
   it('a repeated idempotency key replays the move without applying it again', async () => {
