@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP_REASON, type TestApp, buildTestApp } from '../support/app.ts';
+import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '../support/app.ts';
 import { createPartner, signedHeaders, signedInject } from '../support/partner.ts';
 
 const shared = {
@@ -10,7 +10,8 @@ const shared = {
   ADMIN_TOKEN: randomBytes(24).toString('hex'),
 };
 
-if (!process.env.DATABASE_URL) console.info(`multi-instance idempotency and revocation: ${POSTGRES_SKIP_REASON}`);
+if (!process.env.DATABASE_URL)
+  console.info(`multi-instance idempotency and revocation: ${POSTGRES_SKIP_REASON}`);
 
 describe.skipIf(!process.env.DATABASE_URL)('two instances on one PostgreSQL behave as one service', () => {
   let a: TestApp;
@@ -27,7 +28,10 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances on one PostgreSQL beha
     expect((await signedInject(b.app, p, { method: 'GET', url: '/v1/oauth/me' })).statusCode).toBe(200);
     expect((await signedInject(a.app, p, { method: 'POST', url: '/v1/oauth/revoke' })).statusCode).toBe(200);
     const res = await signedInject(b.app, p, { method: 'GET', url: '/v1/oauth/me' });
-    expect([res.statusCode, res.json()]).toEqual([401, { error: 'Unauthorized', message: ErrorMessage.tokenInvalid }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      401,
+      { error: 'Unauthorized', message: ErrorMessage.tokenInvalid },
+    ]);
   });
 
   it('50 concurrent requests with one key and one body over two instances execute exactly once', async () => {
@@ -38,7 +42,12 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances on one PostgreSQL beha
     const request = { method: 'POST' as const, url: '/v1/customers', idempotencyKey: key };
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        (i % 2 ? b : a).app.inject({ method: 'POST', url: '/v1/customers', headers: signedHeaders(p, request, payload), payload }),
+        (i % 2 ? b : a).app.inject({
+          method: 'POST',
+          url: '/v1/customers',
+          headers: signedHeaders(p, request, payload),
+          payload,
+        }),
       ),
     );
     const created = responses.filter((r) => r.statusCode === 201);
@@ -50,10 +59,16 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances on one PostgreSQL beha
     for (const conflict of conflicts) {
       expect(conflict.json()).toEqual({ error: 'Conflict', message: ErrorMessage.idempotencyInProgress });
     }
-    const rows = await a.ctx.database.db.execute(sql`select count(*)::int as n from customers where last_name = ${lastName}`);
-    expect(((rows as unknown as { rows: { n: number }[] }).rows[0])!.n).toBe(1);
+    const rows = await a.ctx.database.db.execute(
+      sql`select count(*)::int as n from customers where last_name = ${lastName}`,
+    );
+    expect((rows as unknown as { rows: { n: number }[] }).rows[0]!.n).toBe(1);
     // Once settled, every retry on either instance replays the same bytes.
     const later = await signedInject(b.app, p, { ...request, body: payload });
-    expect([later.statusCode, later.body, later.headers['idempotent-replayed']]).toEqual([201, executed[0]!.body, 'true']);
+    expect([later.statusCode, later.body, later.headers['idempotent-replayed']]).toEqual([
+      201,
+      executed[0]!.body,
+      'true',
+    ]);
   });
 });

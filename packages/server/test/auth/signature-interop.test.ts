@@ -1,12 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorMessage, computeContentDigest } from '@partner-api/contract';
+import { computeContentDigest, ErrorMessage } from '@partner-api/contract';
 import { createSigner, httpbis } from 'http-message-signatures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, buildTestApp } from '../support/app.ts';
-import { BASE_URL, type Partner, createPartner } from '../support/partner.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { BASE_URL, createPartner, type Partner } from '../support/partner.ts';
 
 /** The spec's sample list of covered components: a client that signs all of them must pass. */
-const SAMPLE = ['content-type', 'content-digest', 'content-length', 'authorization', 'x-client-id', 'x-idempotency-key', '@method', '@target-uri', '@path', '@query'];
+const SAMPLE = [
+  'content-type',
+  'content-digest',
+  'content-length',
+  'authorization',
+  'x-client-id',
+  'x-idempotency-key',
+  '@method',
+  '@target-uri',
+  '@path',
+  '@query',
+];
 
 type Wire = { method: string; path: string; headers: Record<string, string>; body?: string };
 
@@ -55,8 +66,19 @@ describe('requests signed by an independent RFC 9421 signer', () => {
 
   it('accepts GET with the sample components (no body: digest and body headers left out)', async () => {
     const p = await createPartner(t);
-    const wire: Wire = { method: 'GET', path: '/v1/oauth/me?x=1', headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId } };
-    const headers = await signIndependently(p, wire, ['authorization', 'x-client-id', '@method', '@target-uri', '@path', '@query']);
+    const wire: Wire = {
+      method: 'GET',
+      path: '/v1/oauth/me?x=1',
+      headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId },
+    };
+    const headers = await signIndependently(p, wire, [
+      'authorization',
+      'x-client-id',
+      '@method',
+      '@target-uri',
+      '@path',
+      '@query',
+    ]);
     const res = await send(wire, headers);
     expect(res.statusCode).toBe(200);
   });
@@ -70,12 +92,61 @@ describe('requests signed by an independent RFC 9421 signer', () => {
 
     const failed = { error: 'Unauthorized', message: ErrorMessage.signatureFailed };
     const variants: [string, () => Promise<{ statusCode: number; json(): unknown }>, unknown][] = [
-      ['other query', () => t.app.inject({ method: 'POST', url: '/v1/customers?source=other', headers, payload: wire.body }), failed],
-      ['other method', () => t.app.inject({ method: 'GET', url: '/v1/customers?source=interop', headers }), failed],
-      ['other client id', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'x-client-id': `org_${'0'.repeat(32)}` }, payload: wire.body }), { error: 'Unauthorized', message: ErrorMessage.clientIdMismatch }],
-      ['other body, same digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers, payload: '{"firstName":"Eve","lastName":"Lovelace"}' }), { error: 'Unauthorized', message: ErrorMessage.digestFailed }],
-      ['other digest header', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'content-digest': computeContentDigest('{}') }, payload: wire.body }), failed],
-      ['other idempotency key', () => t.app.inject({ method: 'POST', url: wire.path, headers: { ...headers, 'x-idempotency-key': randomUUID() }, payload: wire.body }), failed],
+      [
+        'other query',
+        () =>
+          t.app.inject({ method: 'POST', url: '/v1/customers?source=other', headers, payload: wire.body }),
+        failed,
+      ],
+      [
+        'other method',
+        () => t.app.inject({ method: 'GET', url: '/v1/customers?source=interop', headers }),
+        failed,
+      ],
+      [
+        'other client id',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: wire.path,
+            headers: { ...headers, 'x-client-id': `org_${'0'.repeat(32)}` },
+            payload: wire.body,
+          }),
+        { error: 'Unauthorized', message: ErrorMessage.clientIdMismatch },
+      ],
+      [
+        'other body, same digest header',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: wire.path,
+            headers,
+            payload: '{"firstName":"Eve","lastName":"Lovelace"}',
+          }),
+        { error: 'Unauthorized', message: ErrorMessage.digestFailed },
+      ],
+      [
+        'other digest header',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: wire.path,
+            headers: { ...headers, 'content-digest': computeContentDigest('{}') },
+            payload: wire.body,
+          }),
+        failed,
+      ],
+      [
+        'other idempotency key',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: wire.path,
+            headers: { ...headers, 'x-idempotency-key': randomUUID() },
+            payload: wire.body,
+          }),
+        failed,
+      ],
     ];
     for (const [name, run, expected] of variants) {
       const res = await run();
@@ -86,7 +157,11 @@ describe('requests signed by an independent RFC 9421 signer', () => {
 
   it('a replayed signature after its expiry is refused', async () => {
     const p = await createPartner(t);
-    const wire: Wire = { method: 'GET', path: '/v1/oauth/me', headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId } };
+    const wire: Wire = {
+      method: 'GET',
+      path: '/v1/oauth/me',
+      headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId },
+    };
     const now = Math.floor(Date.now() / 1000);
     const signed = await httpbis.signMessage(
       {
@@ -97,7 +172,11 @@ describe('requests signed by an independent RFC 9421 signer', () => {
       },
       { method: 'GET', url: BASE_URL + wire.path, headers: wire.headers },
     );
-    const res = await t.app.inject({ method: 'GET', url: wire.path, headers: signed.headers as Record<string, string> });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: wire.path,
+      headers: signed.headers as Record<string, string>,
+    });
     expect(res.statusCode).toBe(401);
     expect(res.headers['signature-debug']).toContain('reason="expired"');
     const base = /base=:([^:]+):/.exec(String(res.headers['signature-debug']))![1]!;
@@ -112,12 +191,19 @@ describe.skipIf(!process.env.DATABASE_URL)('production never sends Signature-Deb
       ADMIN_TOKEN: 'a'.repeat(32),
       JWT_SECRET: 'j'.repeat(40),
       PROVIDER_CALLBACK_SECRET: 'p'.repeat(32),
-      WEBHOOK_SIGNING_KEY: (await import('node:crypto')).generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      WEBHOOK_SIGNING_KEY: (await import('node:crypto'))
+        .generateKeyPairSync('ed25519')
+        .privateKey.export({ format: 'pem', type: 'pkcs8' })
+        .toString(),
       PUBLIC_BASE_URL: BASE_URL,
     });
     try {
       const p = await createPartner(t);
-      const res = await t.app.inject({ method: 'GET', url: '/v1/oauth/me', headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/v1/oauth/me',
+        headers: { authorization: `Bearer ${p.token}`, 'x-client-id': p.clientId },
+      });
       expect([res.statusCode, res.json().message]).toEqual([401, ErrorMessage.signatureFailed]);
       expect(res.headers['signature-debug']).toBeUndefined();
     } finally {

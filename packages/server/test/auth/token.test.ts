@@ -1,7 +1,7 @@
 import { ErrorMessage, signRequest } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenCodec } from '../../src/services/auth/tokens.ts';
-import { STORES, type TestApp, buildTestApp } from '../support/app.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, signedInject } from '../support/partner.ts';
 
 const adminHeaders = (t: TestApp) => ({ authorization: `Bearer ${t.ctx.secrets.adminToken}` });
@@ -13,7 +13,8 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
   });
   afterAll(() => t.close());
 
-  const token = (payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/oauth/token', payload: payload as object });
+  const token = (payload: unknown) =>
+    t.app.inject({ method: 'POST', url: '/v1/oauth/token', payload: payload as object });
 
   it('issues a token with every field of the spec', async () => {
     const p = await createPartner(t, { trustedIps: ['127.0.0.1'] });
@@ -34,7 +35,12 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
       updatedAt: expect.any(Number),
     });
     const claims = JSON.parse(Buffer.from(body.token.split('.')[1], 'base64url').toString());
-    expect(claims).toMatchObject({ jti: body.tokenId, org: p.organizationId, client_id: p.clientId, sub: p.credentialId });
+    expect(claims).toMatchObject({
+      jti: body.tokenId,
+      org: p.organizationId,
+      client_id: p.clientId,
+      sub: p.credentialId,
+    });
     expect(claims.exp - claims.iat).toBe(3600);
     expect(Math.abs(body.createdAt - Date.now() / 1000)).toBeLessThan(5);
   });
@@ -50,7 +56,10 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
       ],
     });
     const missing = await token({});
-    expect(missing.json().details.map((d: { field: string }) => d.field)).toEqual(['clientId', 'clientSecret']);
+    expect(missing.json().details.map((d: { field: string }) => d.field)).toEqual([
+      'clientId',
+      'clientSecret',
+    ]);
   });
 
   it('refuses a wrong secret, an unknown client, and an inactive or expired credential alike', async () => {
@@ -64,14 +73,27 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
     // Deactivating the credential refuses new tokens and kills the existing one at once.
     const before = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
     expect(before.statusCode).toBe(200);
-    await t.admin.inject({ method: 'PATCH', url: `/admin/credentials/${p.credentialId}`, headers: adminHeaders(t), payload: { isActive: false } });
+    await t.admin.inject({
+      method: 'PATCH',
+      url: `/admin/credentials/${p.credentialId}`,
+      headers: adminHeaders(t),
+      payload: { isActive: false },
+    });
     const inactive = await token({ clientId: p.clientId, clientSecret: p.clientSecret });
     expect([inactive.statusCode, inactive.json()]).toEqual([401, refused]);
     const after = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
-    expect([after.statusCode, after.json()]).toEqual([401, { error: 'Unauthorized', message: ErrorMessage.tokenInvalid }]);
+    expect([after.statusCode, after.json()]).toEqual([
+      401,
+      { error: 'Unauthorized', message: ErrorMessage.tokenInvalid },
+    ]);
 
     const q = await createPartner(t);
-    await t.admin.inject({ method: 'PATCH', url: `/admin/credentials/${q.credentialId}`, headers: adminHeaders(t), payload: { expiresAt: new Date(Date.now() - 1000).toISOString() } });
+    await t.admin.inject({
+      method: 'PATCH',
+      url: `/admin/credentials/${q.credentialId}`,
+      headers: adminHeaders(t),
+      payload: { expiresAt: new Date(Date.now() - 1000).toISOString() },
+    });
     const expired = await token({ clientId: q.clientId, clientSecret: q.clientSecret });
     expect([expired.statusCode, expired.json()]).toEqual([401, refused]);
     const expiredUse = await signedInject(t.app, q, { method: 'GET', url: '/v1/oauth/me' });
@@ -80,13 +102,35 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
 
   it('GET /oauth/me returns the organization with its active credentials only', async () => {
     const p = await createPartner(t);
-    const second = await t.admin.inject({ method: 'POST', url: `/admin/organizations/${p.organizationId}/credentials`, headers: adminHeaders(t), payload: { name: 'retired' } });
-    await t.admin.inject({ method: 'PATCH', url: `/admin/credentials/${second.json().id}`, headers: adminHeaders(t), payload: { isActive: false } });
+    const second = await t.admin.inject({
+      method: 'POST',
+      url: `/admin/organizations/${p.organizationId}/credentials`,
+      headers: adminHeaders(t),
+      payload: { name: 'retired' },
+    });
+    await t.admin.inject({
+      method: 'PATCH',
+      url: `/admin/credentials/${second.json().id}`,
+      headers: adminHeaders(t),
+      payload: { isActive: false },
+    });
     const res = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
     expect(res.statusCode).toBe(200);
     const { data } = res.json();
     expect(Object.keys(data).sort()).toEqual(
-      ['address', 'createdAt', 'credentials', 'description', 'email', 'id', 'isActive', 'name', 'phone', 'updatedAt', 'website'].sort(),
+      [
+        'address',
+        'createdAt',
+        'credentials',
+        'description',
+        'email',
+        'id',
+        'isActive',
+        'name',
+        'phone',
+        'updatedAt',
+        'website',
+      ].sort(),
     );
     expect(data.credentials).toHaveLength(1);
     expect(data.credentials[0]).toEqual({
@@ -106,7 +150,12 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
     const mine = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
     expect(mine.json().data.id).toBe(p.organizationId);
     expect(mine.body).not.toContain(other.organizationId);
-    await t.admin.inject({ method: 'PATCH', url: `/admin/organizations/${p.organizationId}`, headers: adminHeaders(t), payload: { isActive: false } });
+    await t.admin.inject({
+      method: 'PATCH',
+      url: `/admin/organizations/${p.organizationId}`,
+      headers: adminHeaders(t),
+      payload: { isActive: false },
+    });
     const gone = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
     expect([gone.statusCode, gone.json()]).toEqual([404, { error: 'Not found' }]);
   });
@@ -116,18 +165,36 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
     const res = await signedInject(t.app, p, { method: 'POST', url: '/v1/oauth/revoke' });
     expect([res.statusCode, res.json()]).toEqual([200, { message: 'Token revoked successfully' }]);
     const again = await signedInject(t.app, p, { method: 'POST', url: '/v1/oauth/revoke' });
-    expect([again.statusCode, again.json()]).toEqual([401, { error: 'Unauthorized', message: ErrorMessage.tokenInvalid }]);
+    expect([again.statusCode, again.json()]).toEqual([
+      401,
+      { error: 'Unauthorized', message: ErrorMessage.tokenInvalid },
+    ]);
 
     const q = await createPartner(t);
-    const malformed = await signedInject(t.app, { ...q, token: 'not-a-jwt' }, { method: 'POST', url: '/v1/oauth/revoke' });
+    const malformed = await signedInject(
+      t.app,
+      { ...q, token: 'not-a-jwt' },
+      { method: 'POST', url: '/v1/oauth/revoke' },
+    );
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json()).toEqual({ error: 'Bad Request', message: 'Token is malformed or expired' });
     const codec = createTokenCodec(t.ctx.secrets.jwtSecret);
-    const old = codec.issue({ credentialId: q.credentialId, organizationId: q.organizationId, clientId: q.clientId }, Math.floor(Date.now() / 1000) - 7200);
-    const expired = await signedInject(t.app, { ...q, token: old.token }, { method: 'POST', url: '/v1/oauth/revoke' });
+    const old = codec.issue(
+      { credentialId: q.credentialId, organizationId: q.organizationId, clientId: q.clientId },
+      Math.floor(Date.now() / 1000) - 7200,
+    );
+    const expired = await signedInject(
+      t.app,
+      { ...q, token: old.token },
+      { method: 'POST', url: '/v1/oauth/revoke' },
+    );
     expect([expired.statusCode, expired.json().error]).toEqual([400, 'Bad Request']);
     // An expired token anywhere else is a 401.
-    const elsewhere = await signedInject(t.app, { ...q, token: old.token }, { method: 'GET', url: '/v1/oauth/me' });
+    const elsewhere = await signedInject(
+      t.app,
+      { ...q, token: old.token },
+      { method: 'GET', url: '/v1/oauth/me' },
+    );
     expect([elsewhere.statusCode, elsewhere.json().message]).toEqual([401, ErrorMessage.tokenInvalid]);
   });
 

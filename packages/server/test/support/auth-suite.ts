@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { ErrorMessage, signRequest } from '@partner-api/contract';
 import { expect, it } from 'vitest';
 import type { TestApp } from './app.ts';
-import { type Partner, type SignedRequest, createPartner, signedHeaders, signedInject } from './partner.ts';
+import { createPartner, type Partner, type SignedRequest, signedHeaders, signedInject } from './partner.ts';
 
 /** A valid request to one authenticated route, built fresh for a partner (it may create what it needs). */
 export type RouteCase = {
@@ -56,13 +56,19 @@ export function authSuite(getApp: () => TestApp, route: RouteCase): void {
     expect([missing.statusCode, missing.json()]).toEqual([401, unauthorized(ErrorMessage.clientIdRequired)]);
     const other = await createPartner(getApp());
     const mismatched = await send(p, { headers: { 'x-client-id': other.clientId } });
-    expect([mismatched.statusCode, mismatched.json()]).toEqual([401, unauthorized(ErrorMessage.clientIdMismatch)]);
+    expect([mismatched.statusCode, mismatched.json()]).toEqual([
+      401,
+      unauthorized(ErrorMessage.clientIdMismatch),
+    ]);
   });
 
   it(`${route.name}: client IP outside the allowlist → 403`, async () => {
     const p = await createPartner(getApp(), { trustedIps: ['10.0.0.0/8', '2001:db8::/32'] });
     const res = await send(p);
-    expect([res.statusCode, res.json()]).toEqual([403, { error: 'Forbidden', message: ErrorMessage.ipNotAllowed }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      403,
+      { error: 'Forbidden', message: ErrorMessage.ipNotAllowed },
+    ]);
   });
 
   it(`${route.name}: credential without a signing key → 401`, async () => {
@@ -72,13 +78,35 @@ export function authSuite(getApp: () => TestApp, route: RouteCase): void {
   });
 
   const signatureCases: [string, Partial<SignedRequest> | ((p: Partner) => Partial<SignedRequest>)][] = [
-    ['signature missing', { tamper: (h) => (delete h.signature, delete h['signature-input']) }],
+    [
+      'signature missing',
+      {
+        tamper: (h) => {
+          delete h.signature;
+          delete h['signature-input'];
+        },
+      },
+    ],
     ['signature expired', { created: Math.floor(Date.now() / 1000) - 400 }],
     ['signature from the future', { created: Math.floor(Date.now() / 1000) + 120 }],
-    ['signature not verifying', { tamper: (h) => (h.signature = h.signature!.replace(/:(.)/, (_m, c) => `:${c === 'A' ? 'B' : 'A'}`)) }],
-    ['signed by another key', (p) => ({ tamper: (h, target) => resign(h, target, p, undefined, generateKeyPairSync('ed25519').privateKey) })],
-    ['missing required component authorization', (p) => ({ tamper: (h, target) => resign(h, target, p, 'authorization') })],
-    ['missing required component @target-uri', (p) => ({ tamper: (h, target) => resign(h, target, p, '@target-uri') })],
+    [
+      'signature not verifying',
+      { tamper: (h) => (h.signature = h.signature!.replace(/:(.)/, (_m, c) => `:${c === 'A' ? 'B' : 'A'}`)) },
+    ],
+    [
+      'signed by another key',
+      (p) => ({
+        tamper: (h, target) => resign(h, target, p, undefined, generateKeyPairSync('ed25519').privateKey),
+      }),
+    ],
+    [
+      'missing required component authorization',
+      (p) => ({ tamper: (h, target) => resign(h, target, p, 'authorization') }),
+    ],
+    [
+      'missing required component @target-uri',
+      (p) => ({ tamper: (h, target) => resign(h, target, p, '@target-uri') }),
+    ],
   ];
   for (const [name, change] of signatureCases) {
     it(`${route.name}: ${name} → 401 Signature verification failed, with Signature-Debug in sandbox`, async () => {
@@ -96,7 +124,12 @@ export function authSuite(getApp: () => TestApp, route: RouteCase): void {
       const request = await route.build(t, p);
       const payload = JSON.stringify(request.body);
       const headers = signedHeaders(p, request, payload);
-      const res = await t.app.inject({ method: request.method, url: request.url, headers, payload: `${payload} ` });
+      const res = await t.app.inject({
+        method: request.method,
+        url: request.url,
+        headers,
+        payload: `${payload} `,
+      });
       expect([res.statusCode, res.json()]).toEqual([401, unauthorized(ErrorMessage.digestFailed)]);
     });
 
@@ -105,14 +138,28 @@ export function authSuite(getApp: () => TestApp, route: RouteCase): void {
       const p = await createPartner(t);
       const request = await route.build(t, p);
       const missing = await signedInject(t.app, p, { ...request, idempotencyKey: false });
-      expect([missing.statusCode, missing.json()]).toEqual([400, { error: 'Bad Request', message: ErrorMessage.idempotencyKeyRequired }]);
+      expect([missing.statusCode, missing.json()]).toEqual([
+        400,
+        { error: 'Bad Request', message: ErrorMessage.idempotencyKeyRequired },
+      ]);
       const key = randomUUID();
       const first = await signedInject(t.app, p, { ...request, idempotencyKey: key });
       expect(first.statusCode).toBeLessThan(500);
       const replay = await signedInject(t.app, p, { ...request, idempotencyKey: key });
-      expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([first.statusCode, first.body, 'true']);
-      const other = await signedInject(t.app, p, { ...request, body: route.alter!(request.body as Record<string, unknown>), idempotencyKey: key });
-      expect([other.statusCode, other.json()]).toEqual([422, { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch }]);
+      expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+        first.statusCode,
+        first.body,
+        'true',
+      ]);
+      const other = await signedInject(t.app, p, {
+        ...request,
+        body: route.alter!(request.body as Record<string, unknown>),
+        idempotencyKey: key,
+      });
+      expect([other.statusCode, other.json()]).toEqual([
+        422,
+        { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch },
+      ]);
     });
   }
 }
