@@ -46,7 +46,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-Id', request.id);
       request.log.info({ code: error.code }, 'request refused by the router');
-      void (reply as FastifyReply).code(400).send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
+      void (reply as FastifyReply)
+        .code(400)
+        .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
     },
   });
 

@@ -33,7 +33,11 @@ export async function createRuntime(
     : undefined;
   redis?.on('error', () => {}); // reported through /healthz, metrics and the limiter's fallback log
   // Give Redis a moment so the first requests count in the shared budget; if it is down, start anyway.
-  if (redis) await Promise.race([once(redis, 'ready').catch(() => {}), new Promise((r) => setTimeout(r, 3000).unref())]);
+  if (redis)
+    await Promise.race([
+      once(redis, 'ready').catch(() => {}),
+      new Promise((r) => setTimeout(r, 3000).unref()),
+    ]);
   return {
     config,
     database,

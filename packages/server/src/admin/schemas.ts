@@ -12,7 +12,9 @@ export const organizationCreateBody = z.strictObject({
   address: optionalText(500),
 });
 
-export const organizationPatchBody = organizationCreateBody.partial().extend({ isActive: z.boolean().optional() });
+export const organizationPatchBody = organizationCreateBody
+  .partial()
+  .extend({ isActive: z.boolean().optional() });
 
 const trustedIps = z.array(z.string().refine(isIpOrCidr, 'must be an IP address or CIDR range')).max(100);
 

@@ -16,7 +16,12 @@ export function installValidation(app: FastifyInstance): void {
       if (!result.success) return { error: validationFailed(detailsFromZod(result.error)) };
       // PostgreSQL text cannot hold NUL: refuse it here as the caller's error, not as a 500 later.
       const nul = fieldsWithNul(result.data);
-      if (nul.length > 0) return { error: validationFailed(nul.map((field) => ({ field, message: 'must not contain NUL characters' }))) };
+      if (nul.length > 0)
+        return {
+          error: validationFailed(
+            nul.map((field) => ({ field, message: 'must not contain NUL characters' })),
+          ),
+        };
       return { value: result.data };
     };
   });

@@ -29,7 +29,10 @@ export type ServerProcess = {
 };
 
 /** Runs `partner-api serve` as a real process, the way an operator does; resolves once /healthz answers 200. */
-export async function startServer(env: Record<string, string>, options: { waitForHealth?: boolean; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  options: { waitForHealth?: boolean; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const adminPort = env.ADMIN_PORT ? Number(env.ADMIN_PORT) : await freePort();
   // One process (no tsx wrapper), so that a SIGKILL in a test really kills the server.

@@ -14,7 +14,7 @@ export async function describeOrganization({
   organizationId: string;
 }): Promise<Organization | undefined> {
   const [org] = await db.select().from(organizations).where(eq(organizations.id, organizationId));
-  if (!org || !org.isActive) return undefined;
+  if (!org?.isActive) return undefined;
   const active = await db
     .select()
     .from(credentials)

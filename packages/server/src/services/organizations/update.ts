@@ -7,7 +7,15 @@ import type { OrganizationInput } from './create.ts';
 export type OrganizationPatch = Partial<OrganizationInput> & { isActive?: boolean };
 
 /** Deactivating an organization refuses its tokens and makes it "gone" for GET /oauth/me. */
-export async function updateOrganization({ db, id, patch }: { db: Queryable; id: string; patch: OrganizationPatch }) {
+export async function updateOrganization({
+  db,
+  id,
+  patch,
+}: {
+  db: Queryable;
+  id: string;
+  patch: OrganizationPatch;
+}) {
   const [row] = await db
     .update(organizations)
     .set({ ...patch, updatedAt: new Date() })
