@@ -72,6 +72,8 @@ export const configSchema = z.object({
   RATE_LIMIT_GLOBAL: rateLimitSpec.prefault('300/60s'),
   RATE_LIMIT_TOKEN: rateLimitSpec.prefault('10/900s'),
   IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
+  /** How long a request's in-progress lock holds before a crashed request's key can be taken over. */
+  IDEMPOTENCY_LOCK_SECONDS: positiveInt.default(60),
   USSD_SESSION_TTL_SECONDS: positiveInt.default(180),
   SANDBOX_SETTLE_MS: z.coerce.number().int().min(0).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

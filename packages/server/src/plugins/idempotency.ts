@@ -44,6 +44,7 @@ export function createIdempotencyGuard(ctx: AppContext): preHandlerHookHandler {
       claim,
       fingerprintOf(request),
       ctx.config.IDEMPOTENCY_TTL_SECONDS,
+      ctx.config.IDEMPOTENCY_LOCK_SECONDS,
     );
     switch (outcome.kind) {
       case 'claimed':

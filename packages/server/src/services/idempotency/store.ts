@@ -2,7 +2,7 @@ import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { idempotencyKeys } from '../../db/schema.ts';
 
-/** A lock held by a crashed request expires after this long (product.md, Idempotency). */
+/** A lock held by a crashed request expires after this long by default (product.md, Idempotency). */
 export const LOCK_SECONDS = 60;
 
 export type Claim = { credentialId: string; key: string };
@@ -14,8 +14,6 @@ export type ClaimOutcome =
   | { kind: 'in_progress' }
   | { kind: 'mismatch' };
 
-const lockUntil = sql`now() + make_interval(secs => ${LOCK_SECONDS})`;
-
 /**
  * Claims a key atomically: the primary key decides the race, never a check-then-insert. A record
  * past its retention, or a lock left by a crashed request, is taken over by a conditional update.
@@ -25,7 +23,9 @@ export async function claimKey(
   claim: Claim,
   fingerprint: string,
   ttlSeconds: number,
+  lockSeconds: number = LOCK_SECONDS,
 ): Promise<ClaimOutcome> {
+  const lockUntil = sql`now() + make_interval(secs => ${lockSeconds})`;
   const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
   const inserted = await db
     .insert(idempotencyKeys)
@@ -51,7 +51,7 @@ export async function claimKey(
   if (expired.length > 0) return { kind: 'claimed' };
 
   const [row] = await db.select().from(idempotencyKeys).where(match);
-  if (!row) return claimKey(db, claim, fingerprint, ttlSeconds); // deleted between our statements: try again
+  if (!row) return claimKey(db, claim, fingerprint, ttlSeconds, lockSeconds); // deleted between our statements: try again
   if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (row.responseStatus !== null) {
     return {
