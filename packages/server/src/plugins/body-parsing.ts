@@ -42,4 +42,31 @@ export function installBodyParsers(app: FastifyInstance): void {
     request.rawBody = (body as Buffer).toString('utf8');
     done(null, undefined);
   });
+
+  // A Content-Type Fastify cannot parse at all (`json`, `;;;`, empty, `application/json, text/plain`)
+  // would be its 415, which the error edge turns into a 500. Express leaves such a body unparsed, like
+  // any type that is not application/json: so it goes to the catch-all parser above, and the header is
+  // put back before authentication (the signature base may cover it).
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && !(typeof type === 'string' && JSON_MEDIA_TYPE.test(type))) {
+      request[declaredContentType] = type;
+      request.headers['content-type'] = 'application/octet-stream';
+    }
+    return payload;
+  });
+  app.addHook('preValidation', async (request) => {
+    const type = request[declaredContentType];
+    if (type !== undefined) (request.headers as Record<string, unknown>)['content-type'] = type;
+  });
+}
+
+/** What the application/json parser receives: that media type, with or without parameters. */
+const JSON_MEDIA_TYPE = /^\s*application\/json\s*(;|$)/i;
+const declaredContentType = Symbol('declaredContentType');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [declaredContentType]?: string | string[];
+  }
 }
