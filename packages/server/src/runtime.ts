@@ -12,6 +12,9 @@ export type RuntimeOptions = {
   rateLimitPrefix?: string;
 };
 
+/** Longest a rate-limit decision waits for Redis before falling back to memory. */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
+
 /** Opens the stores and builds the shared context; the caller owns closing it. */
 export async function createRuntime(
   config: Config,
@@ -28,6 +31,9 @@ export async function createRuntime(
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2000,
+        // A Redis that stops answering on an open connection (a partition) must not hang requests:
+        // the command fails after this long and the limiter decides in memory.
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
       })
     : undefined;
