@@ -49,6 +49,9 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
+  // Nor a checked-out one (a transaction in progress): the pool listens only while a client is idle,
+  // and an 'error' event without a listener is an uncaught exception. Its queries still fail (→ 503).
+  pool.on('connect', (client) => client.on('error', () => {}));
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
