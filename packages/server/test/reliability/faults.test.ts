@@ -2,12 +2,29 @@
  * Fault tests (issue 9). PostgreSQL and Redis are reached through a TCP relay (support/faults.ts)
  * that is cut and restored; the machine's real servers are never stopped (other suites share them).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+import { createId, signPartnerRequest } from '@partner-api/contract';
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Queryable } from '../../src/db/client.ts';
+import { holdings, orders, transactions } from '../../src/db/schema.ts';
+import { cancelOrder } from '../../src/services/orders/cancel.ts';
+import { placePendingBuy, sendCallback } from '../payments/support.ts';
+import {
+  buildTestApp,
+  POSTGRES_SKIP_REASON,
+  REDIS_SKIP_REASON,
+  STORES,
+  type TestApp,
+  tempDataDir,
+} from '../support/app.ts';
 import { type Relay, startRelay, targetOf } from '../support/faults.ts';
+import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
-import { tally } from './oracle.ts';
+import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
@@ -15,7 +32,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let faults = 0;
 
 afterAll(() => {
-  tally.inputs += 0;
   process.stdout.write(`[reliability] faults injected: ${faults}\n`);
 });
 
@@ -98,4 +114,620 @@ describe.skipIf(!REDIS_URL)('Redis cut at run time (a real server process behind
       expect(await metric(server, 'rate_limit_store_fallback_total')).toBe(after);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL gone mid-run: every endpoint that needs it answers a quick, bare 503; it recovers
+// without a restart; a write cut in the middle leaves nothing, and its idempotent retry runs once.
+// ---------------------------------------------------------------------------------------------
+
+if (!DATABASE_URL) describe('PostgreSQL cut at run time', () => it.skip(POSTGRES_SKIP_REASON, () => {}));
+
+describe.skipIf(!DATABASE_URL)('PostgreSQL cut at run time (the app behind a relay)', () => {
+  let relay: Relay;
+  let t: TestApp;
+  let partner: Partner;
+  const own = { customer: '', session: '', order: '', transaction: '' };
+  let direct: pg.Pool;
+
+  beforeAll(async () => {
+    relay = await startRelay(targetOf(DATABASE_URL!, 5432));
+    t = await buildTestApp('postgres', {
+      DATABASE_URL: relay.urlFor(DATABASE_URL!),
+      IDEMPOTENCY_LOCK_SECONDS: '2',
+    });
+    direct = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+    const stocks = await ensureCatalog(t);
+    partner = await createPartner(t);
+    own.customer = await insertCustomer(t, partner);
+    const opened = await signedInject(t.app, partner, {
+      method: 'POST',
+      url: '/v1/ussd/session',
+      body: { customerId: own.customer },
+    });
+    own.session = opened.json().data.sessionId;
+    const placed = await placePendingBuy(t, partner, {
+      customerId: own.customer,
+      stockId: stocks.buy,
+      amount: '700.00',
+    });
+    own.order = placed.orderId;
+    own.transaction = placed.transactionId;
+  });
+  afterAll(async () => {
+    await relay?.restore().catch(() => {});
+    await t?.close().catch(() => {});
+    await relay?.close();
+    await direct?.end();
+  });
+
+  /** One request per endpoint that needs the database, built fresh (new idempotency keys). */
+  const requests = (): [string, () => Promise<LightMyRequestResponse>][] => [
+    ['healthz', () => t.app.inject({ method: 'GET', url: '/healthz' })],
+    [
+      'token',
+      () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/oauth/token',
+          payload: { clientId: partner.clientId, clientSecret: partner.clientSecret },
+        }),
+    ],
+    ['me', () => signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' })],
+    ['customers.list', () => signedInject(t.app, partner, { method: 'GET', url: '/v1/customers' })],
+    [
+      'customers.get',
+      () => signedInject(t.app, partner, { method: 'GET', url: `/v1/customers/${own.customer}` }),
+    ],
+    [
+      'customers.create',
+      () =>
+        signedInject(t.app, partner, {
+          method: 'POST',
+          url: '/v1/customers',
+          body: { firstName: 'Cut', lastName: 'Over' },
+        }),
+    ],
+    [
+      'customers.patch',
+      () =>
+        signedInject(t.app, partner, {
+          method: 'PATCH',
+          url: `/v1/customers/${own.customer}`,
+          body: { referenceId: `ref-${randomUUID().slice(0, 6)}` },
+        }),
+    ],
+    [
+      'payment.status',
+      () => signedInject(t.app, partner, { method: 'GET', url: `/v1/payment/status/${own.order}` }),
+    ],
+    [
+      'ussd.session',
+      () =>
+        signedInject(t.app, partner, {
+          method: 'POST',
+          url: '/v1/ussd/session',
+          body: { customerId: own.customer },
+        }),
+    ],
+    [
+      'ussd.process',
+      () =>
+        signedInject(t.app, partner, {
+          method: 'POST',
+          url: '/v1/ussd/process',
+          body: { sessionId: own.session, choice: '0' },
+        }),
+    ],
+    ['callback', () => sendCallback(t, { transactionId: createId(), status: 'SUCCESS' })],
+  ];
+
+  const HANG_SAMPLE = new Set(['healthz', 'token', 'customers.create', 'ussd.process', 'callback']);
+
+  const waitForDatabase = async () => {
+    const deadline = Date.now() + 15_000;
+    while ((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode !== 200) {
+      if (Date.now() > deadline) throw new Error('the database never came back');
+      await sleep(100);
+    }
+  };
+
+  it('answers normally through the relay', async () => {
+    for (const [name, send] of requests()) {
+      const res = await send();
+      if (name === 'callback') expect(res.statusCode, name).toBe(404);
+      else expect(res.statusCode, `${name}: ${res.body}`).toBeLessThan(300);
+    }
+  });
+
+  for (const [mode, boundMs] of [
+    ['refuse', 2000],
+    ['blackhole', 8000],
+  ] as const) {
+    it(`PostgreSQL ${mode === 'refuse' ? 'stopped' : 'unreachable (connections hang)'}: every endpoint answers 503 Service Unavailable within ${boundMs} ms; back without a restart`, async () => {
+      await relay.cut(mode);
+      faults += 1;
+      // A hanging connect costs the pool's 3 s connection timeout per request: a sample of endpoints then.
+      const sample = mode === 'refuse' ? requests() : requests().filter(([n]) => HANG_SAMPLE.has(n));
+      for (const [name, send] of sample) {
+        const started = Date.now();
+        const res = await send();
+        expect([name, res.statusCode, res.body]).toEqual([name, 503, '{"error":"Service Unavailable"}']);
+        expect(Date.now() - started, name).toBeLessThan(boundMs);
+      }
+      // Nothing that does not need the database is affected.
+      expect((await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).statusCode).toBe(200);
+
+      await relay.restore();
+      await waitForDatabase();
+      for (const [name, send] of requests()) {
+        const res = await send();
+        if (name === 'callback') expect(res.statusCode, name).toBe(404);
+        else expect(res.statusCode, `${name}: ${res.body}`).toBeLessThan(300);
+      }
+    });
+  }
+
+  it('PostgreSQL frozen on open connections: a bare 503 within the 10 s query timeout, never a hang', async () => {
+    // Every pooled connection is warm, then traffic stops flowing on them.
+    await Promise.all(
+      Array.from({ length: 4 }, () => signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' })),
+    );
+    await relay.cut('freeze');
+    faults += 1;
+    const started = Date.now();
+    const res = await signedInject(t.app, partner, { method: 'GET', url: '/v1/customers' });
+    expect([res.statusCode, res.body]).toEqual([503, '{"error":"Service Unavailable"}']);
+    expect(Date.now() - started).toBeLessThan(13_000);
+    await relay.restore();
+    await waitForDatabase();
+    expect((await signedInject(t.app, partner, { method: 'GET', url: '/v1/customers' })).statusCode).toBe(
+      200,
+    );
+  }, 40_000);
+
+  it('a customer create cut in the middle leaves no row; its idempotent retry afterwards creates exactly one', async () => {
+    const lastName = `Cut${randomUUID().slice(0, 8)}`;
+    const key = randomUUID();
+    const create = () =>
+      signedInject(t.app, partner, {
+        method: 'POST',
+        url: '/v1/customers',
+        body: { firstName: 'Half', lastName },
+        idempotencyKey: key,
+      });
+    const rows = async () =>
+      (
+        await direct.query(
+          'select count(*)::int as n from customers where organization_id = $1 and last_name = $2',
+          [partner.organizationId, lastName],
+        )
+      ).rows[0].n as number;
+
+    // Hold the organization row: the insert's foreign-key check waits on it, inside the transaction.
+    const holder = await direct.connect();
+    let blocked: number | undefined;
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from organizations where id = $1 for update', [partner.organizationId]);
+      const holderPid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+      const inFlight = create();
+      const deadline = Date.now() + 10_000;
+      while (blocked === undefined) {
+        const { rows: waiting } = await direct.query(
+          'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+          [holderPid],
+        );
+        blocked = waiting[0]?.pid;
+        if (Date.now() > deadline) throw new Error('the insert never blocked');
+        if (blocked === undefined) await sleep(20);
+      }
+      // The database goes away while the insert waits, before anything is committed.
+      await relay.cut('refuse');
+      faults += 1;
+      const cut = await inFlight;
+      expect([cut.statusCode, cut.body]).toEqual([503, '{"error":"Service Unavailable"}']);
+    } finally {
+      await holder.query('commit');
+      holder.release();
+    }
+    // The orphaned backend finishes its wait, finds its client gone, and rolls back.
+    const deadline = Date.now() + 10_000;
+    while ((await direct.query('select 1 from pg_stat_activity where pid = $1', [blocked])).rowCount) {
+      if (Date.now() > deadline) throw new Error('the cut backend never ended');
+      await sleep(50);
+    }
+    expect(await rows()).toBe(0);
+
+    await relay.restore();
+    await waitForDatabase();
+    // The key may still be locked by the cut request (IDEMPOTENCY_LOCK_SECONDS=2 here): 409, then it runs.
+    let retry = await create();
+    const retryDeadline = Date.now() + 10_000;
+    while (retry.statusCode === 409 && Date.now() < retryDeadline) {
+      await sleep(250);
+      retry = await create();
+    }
+    expect(retry.statusCode, retry.body).toBe(201);
+    const replay = await create();
+    expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+      201,
+      retry.body,
+      'true',
+    ]);
+    expect(await rows()).toBe(1);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A real server process: PostgreSQL dropped mid-transaction (the process survives), then SIGKILL in
+// the middle of an idempotent request; the retry after the lock expires runs exactly once.
+// ---------------------------------------------------------------------------------------------
+
+if (!DATABASE_URL) describe('a server killed mid-request', () => it.skip(POSTGRES_SKIP_REASON, () => {}));
+
+describe.skipIf(!DATABASE_URL)(
+  'a server process killed (SIGKILL) in the middle of an idempotent request',
+  () => {
+    const LOCK_SECONDS = 15;
+    let relay: Relay;
+    let direct: pg.Pool;
+    const servers: ServerProcess[] = [];
+    const env = {
+      DATA_DIR: tempDataDir(),
+      ADMIN_TOKEN: randomBytes(24).toString('hex'),
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      IDEMPOTENCY_LOCK_SECONDS: String(LOCK_SECONDS),
+      RATE_LIMIT_GLOBAL: '100000/60s',
+      LOG_LEVEL: 'warn',
+    };
+    beforeAll(async () => {
+      relay = await startRelay(targetOf(DATABASE_URL!, 5432));
+      direct = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+    });
+    afterAll(async () => {
+      for (const s of servers) await s.stop('SIGKILL');
+      await relay?.close();
+      await direct?.end();
+    });
+
+    type Caller = {
+      organizationId: string;
+      clientId: string;
+      keyId: string;
+      privateKey: KeyObject;
+      token: string;
+    };
+
+    async function onboard(server: ServerProcess): Promise<Caller> {
+      const admin = async (url: string, body: unknown) => {
+        const res = await fetch(server.adminUrl + url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        expect(res.status).toBe(201);
+        return (await res.json()) as Record<string, string>;
+      };
+      const organization = await admin('/admin/organizations', {
+        name: `Killed ${randomUUID().slice(0, 6)}`,
+      });
+      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+      const keyId = `kill-${randomUUID().slice(0, 6)}`;
+      const credential = await admin(`/admin/organizations/${organization.id}/credentials`, {
+        name: 'kill test',
+        publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+        keyId,
+      });
+      const token = await fetch(`${server.baseUrl}/v1/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: credential.clientId, clientSecret: credential.clientSecret }),
+      });
+      return {
+        organizationId: organization.id!,
+        clientId: credential.clientId!,
+        keyId,
+        privateKey,
+        token: ((await token.json()) as { token: string }).token,
+      };
+    }
+
+    /** A signed POST /v1/customers to this server. */
+    function createCustomer(server: ServerProcess, caller: Caller, lastName: string, key: string) {
+      const body = JSON.stringify({ firstName: 'Killed', lastName });
+      const headers = signPartnerRequest({
+        method: 'POST',
+        url: `${server.baseUrl}/v1/customers`,
+        headers: {
+          authorization: `Bearer ${caller.token}`,
+          'x-client-id': caller.clientId,
+          'content-type': 'application/json',
+          'x-idempotency-key': key,
+        },
+        body,
+        keyId: caller.keyId,
+        privateKey: caller.privateKey,
+      });
+      return timed(`${server.baseUrl}/v1/customers`, { method: 'POST', headers, body }, 20_000);
+    }
+
+    const count = async (organizationId: string, lastName: string) =>
+      (
+        await direct.query(
+          'select count(*)::int as n from customers where organization_id = $1 and last_name = $2',
+          [organizationId, lastName],
+        )
+      ).rows[0].n as number;
+
+    /** Holds the organization row so that a customer insert waits inside its transaction. */
+    async function holdOrganization(organizationId: string) {
+      const holder = await direct.connect();
+      await holder.query('begin');
+      await holder.query('select 1 from organizations where id = $1 for update', [organizationId]);
+      const pid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+      return {
+        async blockedBackend(): Promise<number> {
+          const deadline = Date.now() + 15_000;
+          for (;;) {
+            const { rows } = await direct.query(
+              'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+              [pid],
+            );
+            if (rows[0]) return rows[0].pid as number;
+            if (Date.now() > deadline) throw new Error('the insert never blocked');
+            await sleep(20);
+          }
+        },
+        async release() {
+          await holder.query('commit');
+          holder.release();
+        },
+      };
+    }
+
+    const gone = async (pid: number) => {
+      const deadline = Date.now() + 15_000;
+      while ((await direct.query('select 1 from pg_stat_activity where pid = $1', [pid])).rowCount) {
+        if (Date.now() > deadline) throw new Error(`backend ${pid} never ended`);
+        await sleep(50);
+      }
+    };
+
+    it('PostgreSQL dropped mid-transaction: the process survives, answers 503, then recovers; SIGKILL mid-request, then the retry after the lock expires runs once', async () => {
+      const first = await startServer({ ...env, DATABASE_URL: relay.urlFor(DATABASE_URL!) });
+      servers.push(first);
+      const caller = await onboard(first);
+
+      // 1. The connection of a transaction in progress is cut: 503, and the process is still there.
+      {
+        const hold = await holdOrganization(caller.organizationId);
+        const lastName = `Drop${randomUUID().slice(0, 8)}`;
+        const inFlight = createCustomer(first, caller, lastName, randomUUID());
+        const blocked = await hold.blockedBackend();
+        await relay.cut('refuse');
+        faults += 1;
+        const res = await inFlight;
+        expect([res.status, res.body]).toEqual([503, '{"error":"Service Unavailable"}']);
+        await hold.release();
+        await gone(blocked);
+        await relay.restore();
+        await sleep(200);
+        expect(first.child.exitCode, first.output()).toBeNull();
+        const health = await timed(`${first.baseUrl}/healthz`);
+        expect(health.status).toBe(200);
+        expect(await count(caller.organizationId, lastName)).toBe(0);
+      }
+
+      // 2. SIGKILL while the insert waits: nothing committed, the key stays locked by the dead request.
+      const lastName = `Kill${randomUUID().slice(0, 8)}`;
+      const key = randomUUID();
+      const hold = await holdOrganization(caller.organizationId);
+      const inFlight = createCustomer(first, caller, lastName, key).then(
+        (r) => r.status,
+        (e: Error) => e.message,
+      );
+      const blocked = await hold.blockedBackend();
+      first.child.kill('SIGKILL');
+      faults += 1;
+      expect(await first.exited).toBeNull(); // killed by a signal: no exit code
+      expect(await inFlight).toMatch(/fetch failed|terminated|socket/i);
+      await hold.release();
+      await gone(blocked);
+      expect(await count(caller.organizationId, lastName)).toBe(0);
+      const [record] = (
+        await direct.query(
+          `select response_status, locked_until > now() as locked, extract(epoch from locked_until - now()) as left_s
+           from idempotency_keys where key = $1`,
+          [key],
+        )
+      ).rows;
+      expect(record).toMatchObject({ response_status: null, locked: true });
+
+      // 3. Another instance: 409 while the dead request's lock holds, then exactly one execution.
+      const second = await startServer({ ...env, DATABASE_URL: DATABASE_URL! });
+      servers.push(second);
+      const locked = (
+        await direct.query(
+          'select extract(epoch from locked_until - now())::float as left_s from idempotency_keys where key = $1',
+          [key],
+        )
+      ).rows[0].left_s as number;
+      if (locked > 1) {
+        const early = await createCustomer(second, caller, lastName, key);
+        expect([early.status, JSON.parse(early.body)]).toEqual([
+          409,
+          { error: 'Conflict', message: 'A request with this X-Idempotency-Key is already in progress' },
+        ]);
+      }
+      await sleep(Math.max(0, locked * 1000) + 300);
+      const retry = await createCustomer(second, caller, lastName, key);
+      expect(retry.status, retry.body).toBe(201);
+      const replay = await createCustomer(second, caller, lastName, key);
+      expect([replay.status, replay.body, replay.headers.get('idempotent-replayed')]).toEqual([
+        201,
+        retry.body,
+        'true',
+      ]);
+      expect(await count(caller.organizationId, lastName)).toBe(1);
+    }, 120_000);
+
+    it('the lock of a crashed request lasts 60 s unless IDEMPOTENCY_LOCK_SECONDS says otherwise', () => {
+      expect(loadConfig({}).IDEMPOTENCY_LOCK_SECONDS).toBe(60);
+      expect(loadConfig({ IDEMPOTENCY_LOCK_SECONDS: '5' }).IDEMPOTENCY_LOCK_SECONDS).toBe(5);
+      expect(() => loadConfig({ IDEMPOTENCY_LOCK_SECONDS: '0' })).toThrow(/IDEMPOTENCY_LOCK_SECONDS/);
+    });
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Payment callbacks out of order: twice, late (after the order was cancelled), and before the
+// order's own commit.
+// ---------------------------------------------------------------------------------------------
+
+describe.each(STORES)('payment callbacks out of order, on %s', (store) => {
+  let t: TestApp;
+  let stocks: Awaited<ReturnType<typeof ensureCatalog>>;
+  beforeAll(async () => {
+    t = await buildTestApp(store);
+    stocks = await ensureCatalog(t);
+  });
+  afterAll(() => t.close());
+
+  const db = () => t.ctx.database.db;
+  const state = async (orderId: string, customerId: string) => ({
+    order: (await db().select().from(orders).where(eq(orders.id, orderId)))[0]?.status,
+    transactions: (await db().select().from(transactions).where(eq(transactions.orderId, orderId)))
+      .map((x) => `${x.type}:${x.status}:${x.amount}`)
+      .sort(),
+    holdings: (await db().select().from(holdings).where(eq(holdings.customerId, customerId))).map(
+      (h) => h.units,
+    ),
+  });
+
+  async function pendingBuy(amount: string) {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner);
+    return {
+      customerId,
+      ...(await placePendingBuy(t, partner, { customerId, stockId: stocks.buy, amount })),
+    };
+  }
+
+  it('twice (and five times at once): applied once, the holding credited once', async () => {
+    const { customerId, orderId, transactionId } = await pendingBuy('1000.00');
+    const body = JSON.stringify({ transactionId, status: 'SUCCESS', providerReference: 'TWICE1' });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => sendCallback(t, body)));
+    faults += 1;
+    const messages = answers.map((r) => `${r.statusCode} ${r.json().message}`).sort();
+    expect(messages).toEqual([
+      '200 Callback already applied',
+      '200 Callback already applied',
+      '200 Callback already applied',
+      '200 Callback already applied',
+      '200 Callback applied',
+    ]);
+    const after = await state(orderId, customerId);
+    expect(after).toEqual({
+      order: 'EXECUTED',
+      transactions: ['INCOMING:SUCCESS:1000.00'],
+      holdings: ['40.0000'],
+    });
+    const again = await sendCallback(t, body);
+    expect([again.statusCode, again.json().message]).toEqual([200, 'Callback already applied']);
+    expect(await state(orderId, customerId)).toEqual(after);
+  });
+
+  it('late, after the order was cancelled: the payment is refunded once; a late FAILED changes nothing', async () => {
+    const failed = await pendingBuy('600.00');
+    const paid = await pendingBuy('800.00');
+    for (const { customerId, orderId } of [failed, paid]) {
+      const order = (await db().select().from(orders).where(eq(orders.id, orderId)))[0]!;
+      await db().transaction((tx) =>
+        cancelOrder(tx, { organizationId: order.organizationId, customerId, orderId }),
+      );
+    }
+    faults += 2;
+    const lateFailed = await sendCallback(t, { transactionId: failed.transactionId, status: 'FAILED' });
+    expect([lateFailed.statusCode, lateFailed.json().message]).toEqual([200, 'Callback already applied']);
+    expect(await state(failed.orderId, failed.customerId)).toEqual({
+      order: 'CANCELLED',
+      transactions: ['INCOMING:CANCELLED:600.00'],
+      holdings: [],
+    });
+    const body = JSON.stringify({
+      transactionId: paid.transactionId,
+      status: 'SUCCESS',
+      providerReference: 'LATE1',
+    });
+    const late = await sendCallback(t, body);
+    expect([late.statusCode, late.json().message]).toEqual([200, 'Callback applied']);
+    const repeat = await sendCallback(t, body);
+    expect([repeat.statusCode, repeat.json().message]).toEqual([200, 'Callback already applied']);
+    expect(await state(paid.orderId, paid.customerId)).toEqual({
+      order: 'CANCELLED',
+      transactions: ['INCOMING:CANCELLED:800.00', 'OUTGOING:PENDING:800.00'],
+      holdings: [],
+    });
+  });
+
+  it("before the order's own commit: 404, and the provider's retry after the commit applies once", async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner);
+    const orderId = createId();
+    const transactionId = createId();
+    const body = JSON.stringify({ transactionId, status: 'SUCCESS', providerReference: 'EARLY1' });
+    const insertOrder = async (tx: Queryable) => {
+      await tx.insert(orders).values({
+        id: orderId,
+        organizationId: partner.organizationId,
+        customerId,
+        stockId: stocks.buy,
+        side: 'BUY',
+        status: 'PENDING_PAYMENT',
+        amount: '500.00',
+        price: '25.0000',
+      });
+      await tx.insert(transactions).values({
+        id: transactionId,
+        organizationId: partner.organizationId,
+        orderId,
+        type: 'INCOMING',
+        amount: '500.00',
+        status: 'PENDING',
+        provider: 'MPESA',
+        msisdn: '254712345678',
+      });
+    };
+    const notFound = { error: 'Not found', message: 'Transaction not found' };
+    if (store === 'postgres') {
+      // The order's transaction is open (inserted, not committed) when the callback arrives.
+      await db().transaction(async (tx) => {
+        await insertOrder(tx);
+        const early = await sendCallback(t, body);
+        expect([early.statusCode, early.json()]).toEqual([404, notFound]);
+      });
+    } else {
+      // PGlite has one connection: an open transaction would hold the callback back, so the
+      // callback comes first and the commit after.
+      const early = await sendCallback(t, body);
+      expect([early.statusCode, early.json()]).toEqual([404, notFound]);
+      await insertOrder(db());
+    }
+    faults += 1;
+    expect(await state(orderId, customerId)).toEqual({
+      order: 'PENDING_PAYMENT',
+      transactions: ['INCOMING:PENDING:500.00'],
+      holdings: [],
+    });
+    const retry = await sendCallback(t, body);
+    expect([retry.statusCode, retry.json().message]).toEqual([200, 'Callback applied']);
+    const again = await sendCallback(t, body);
+    expect([again.statusCode, again.json().message]).toEqual([200, 'Callback already applied']);
+    expect(await state(orderId, customerId)).toEqual({
+      order: 'EXECUTED',
+      transactions: ['INCOMING:SUCCESS:500.00'],
+      holdings: ['20.0000'],
+    });
+  });
 });
