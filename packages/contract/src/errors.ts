@@ -21,6 +21,8 @@ export const ErrorLabel = {
 export const ErrorMessage = {
   tokenRequired: 'Organization authentication token is required',
   tokenInvalid: 'Invalid organization authentication token',
+  /** POST /oauth/revoke only (400 Bad Request): a token that is malformed or expired. */
+  tokenMalformedOrExpired: 'Token is malformed or expired',
   clientIdRequired: 'x-client-id header is required',
   clientIdMismatch: 'Client ID mismatch',
   invalidCredentials: 'Invalid client credentials',

@@ -3,6 +3,7 @@ export * from './errors.ts';
 export * from './ids.ts';
 export * from './partner-signing.ts';
 export * from './schemas/customers.ts';
+export * from './schemas/errors.ts';
 export * from './schemas/oauth.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/ussd.ts';

@@ -80,7 +80,15 @@ const queryInteger = (field: string, min: number, max: number, fallback: number)
     .string({ error: `${field} must be a whole number` })
     .regex(/^[0-9]+$/, `${field} must be a whole number`)
     .transform(Number)
-    .pipe(z.number().min(min, `${field} must be at least ${min}`).max(max, `${field} must be at most ${max}`))
+    // int() last: the digits-only regex makes it pass unless the value is past the bounds anyway, and
+    // its type lets the OpenAPI document describe the parameter as an integer.
+    .pipe(
+      z
+        .number()
+        .min(min, `${field} must be at least ${min}`)
+        .max(max, `${field} must be at most ${max}`)
+        .int(`${field} must be a whole number`),
+    )
     .default(fallback);
 
 export const CUSTOMER_PAGE_MAX = 1_000_000_000;
@@ -93,6 +101,8 @@ export const customerListQuerySchema = z.strictObject({
   isActive: z
     .enum(['true', 'false'], { error: "isActive must be 'true' or 'false'" })
     .transform((value) => value === 'true')
+    // The piped output type lets the OpenAPI document describe the parameter as a boolean.
+    .pipe(z.boolean())
     .optional(),
   identificationType: identificationType.optional(),
   search: z
