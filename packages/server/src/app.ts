@@ -1,6 +1,7 @@
 import { ErrorLabel } from '@partner-api/contract';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AppContext } from './context.ts';
+import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
 import { installErrorHandling } from './plugins/errors.ts';
@@ -9,10 +10,12 @@ import { installRateLimits } from './plugins/rate-limit.ts';
 import { generateRequestId, installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { registerDocs } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
 import { paymentCallbackRoute } from './routes/payment-callback.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
@@ -67,6 +70,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     metrics: ctx.metrics,
   });
 
+  // Every route is recorded with its schemas: the OpenAPI document is built from them.
+  const routeCatalog = collectRoutes(app);
   await app.register(healthRoutes, { ctx });
   const codec = createTokenCodec(ctx.secrets.jwtSecret);
   const deps = { ctx, codec, idempotency: createIdempotencyGuard(ctx) };
@@ -86,6 +91,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     },
     { prefix: '/v1' },
   );
+  // After every /v1 route: GET /v1/openapi.json, /docs and /docs/signing (sandbox and production).
+  registerDocs(app, { ctx, routes: routeCatalog });
+  // The browser handset exists only in the sandbox: in production its routes are not registered.
+  if (ctx.config.APP_ENV === 'sandbox') await app.register(sandboxHandsetRoutes, { ctx });
   return app;
 }
 
