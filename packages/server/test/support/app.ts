@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createRuntime } from '../../src/runtime.ts';
+import { installContractCheck } from './contract-check.ts';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -51,6 +52,8 @@ export async function buildTestApp(
     rateLimitPrefix: options.rateLimitPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
   });
   const app = await buildApp(ctx, { logger: false });
+  // Every response of a documented operation is checked against the OpenAPI document (issue 7).
+  const contract = installContractCheck(app);
   const admin = await buildAdminApp(ctx, { logger: false });
   await app.ready();
   await admin.ready();
@@ -63,6 +66,7 @@ export async function buildTestApp(
       await app.close();
       await admin.close();
       await ctx.close();
+      contract.assertNoViolations();
     },
   };
 }
