@@ -24,9 +24,10 @@
     return { status: response.status, body: json };
   }
 
-  function show(text) {
+  /** `ussd` marks a screen from the menus, whose length counts against the handset's 182 characters. */
+  function show(text, ussd = false) {
     screen.textContent = text;
-    counter.textContent = `${text.length}/${MAX_SCREEN}`;
+    counter.textContent = ussd ? `${text.length}/${MAX_SCREEN}` : '';
     screen.scrollTop = 0;
   }
 
@@ -66,7 +67,7 @@
   }
 
   function onScreen(body) {
-    show(body.data.ussdText);
+    show(body.data.ussdText, true);
     state.sessionId = body.data.menu.isEndState ? null : body.data.sessionId;
     document.body.dataset.state = body.data.currentState;
     if (body.orderId) watchPayment(body.orderId);

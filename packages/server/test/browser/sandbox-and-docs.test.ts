@@ -1,0 +1,164 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServerProcess, startServer } from '../support/process.ts';
+import { compareWithBaseline, MAX_DIFF_RATIO } from './screenshots.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const SKIP_REASON = `${CHROMIUM} is absent (Debian package chromium; .ci/run installs it): browser tests skipped`;
+if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
+
+/** The flags this machine kind needs: without the background-networking ones Chromium calls out and is refused. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const VIEWPORT = { width: 1280, height: 900 };
+
+describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and the reference', () => {
+  let server: ServerProcess;
+  let context: BrowserContext;
+  const outside: string[] = [];
+
+  beforeAll(async () => {
+    server = await startServer({
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'partner-api-browser-')),
+      SANDBOX_SETTLE_MS: '300',
+      // The page polls payment status; the default budget is not what these tests are about.
+      RATE_LIMIT_GLOBAL: '100000/60s',
+    });
+    context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), 'chromium-profile-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: VIEWPORT,
+      deviceScaleFactor: 1,
+      locale: 'en-US',
+      timezoneId: 'UTC',
+    });
+    // Everything must come from our server: record (and refuse) any other request.
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${server.baseUrl}/`)) return route.continue();
+      outside.push(url);
+      return route.abort();
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await server?.stop();
+  });
+
+  async function openHandset(): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/sandbox/ussd`);
+    await page.waitForSelector('body[data-ready="true"]');
+    return page;
+  }
+
+  const screenText = (page: Page) => page.locator('#screen').innerText();
+
+  /** Types a choice on the keypad and presses Send; resolves with the next screen. */
+  async function choose(page: Page, keys: string): Promise<string> {
+    const before = await screenText(page);
+    for (const key of keys) await page.click(`.keypad button[data-key="${key}"]`);
+    await page.click('#send');
+    await page.waitForFunction(
+      (previous) =>
+        document.body.dataset.busy === 'false' && document.getElementById('screen')!.innerText !== previous,
+      before,
+    );
+    const text = await screenText(page);
+    expect(text.length).toBeLessThanOrEqual(182);
+    return text;
+  }
+
+  const stateOf = (page: Page) => page.evaluate(() => document.body.dataset.state);
+
+  it('buys a stock by keypad, from dialing to a settled payment', async () => {
+    const page = await openHandset();
+    await page.selectOption('#customer', { label: 'Amina Wanjiru · 254712345678' });
+    await page.click('#send');
+    await page.waitForSelector('body[data-state="HOME"]');
+    expect(await screenText(page)).toContain('Demo Investments');
+
+    expect(await choose(page, '1')).toMatch(/Select a stock/);
+    const firstPage = await screenText(page);
+    const secondPage = await choose(page, '7');
+    expect(await stateOf(page)).toBe('STOCKS');
+    expect(secondPage).not.toBe(firstPage);
+    const stock = /^1\. (.+)$/m.exec(secondPage)![1]!;
+
+    expect(await choose(page, '1')).toContain(stock.split(' ')[0]!);
+    expect(await stateOf(page)).toBe('SELECT_STOCK');
+    await choose(page, '1');
+    expect(await stateOf(page)).toBe('BUY_AMOUNT');
+    await choose(page, '1000');
+    expect(await stateOf(page)).toBe('BUY_CONFIRM');
+    const submitted = await choose(page, '1');
+    expect(await stateOf(page)).toBe('BUY_SUBMITTED');
+    expect(submitted).toMatch(/Request received/);
+
+    const orderId = await page.locator('#order-id').innerText();
+    expect(submitted).toContain(orderId);
+    await page.waitForSelector('#payment-status.SUCCESS', { timeout: 20_000 });
+    expect(await page.locator('#payment-amount').innerText()).toMatch(/^KES 1000(\.00)? · MPESA$/);
+
+    // The handset read what a partner polling GET /v1/payment/status/{orderId} reads.
+    expect(outside).toEqual([]);
+    await page.close();
+  });
+
+  it('looks like its baseline: the handset on the HOME screen', async () => {
+    const page = await openHandset();
+    await page.selectOption('#customer', { label: 'Brian Otieno · 254722000111' });
+    await page.click('#send');
+    await page.waitForSelector('body[data-state="HOME"]');
+    const result = compareWithBaseline('handset-home', await page.screenshot({ animations: 'disabled' }));
+    expect(result.report ?? '', 'screenshot comparison').toBe('');
+    expect(result.ratio).toBeLessThan(MAX_DIFF_RATIO);
+    await page.close();
+  });
+
+  it('renders the reference from /v1/openapi.json with local assets only, like its baseline', async () => {
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/docs`);
+    await page.waitForSelector('.opblock-summary-path');
+    await page.waitForLoadState('networkidle');
+    const paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    expect(paths.map((p) => p.replace(/\u200b/g, '').trim())).toEqual(
+      expect.arrayContaining([
+        '/oauth/token',
+        '/customers/{id}',
+        '/payment/status/{orderId}',
+        '/ussd/process',
+      ]),
+    );
+    expect(paths).toHaveLength(11);
+    expect(await page.locator('.info .title').innerText()).toContain('Investment Platform Partner API');
+    // The server URL carries this run's port: masked.
+    const shot = await page.screenshot({ animations: 'disabled', mask: [page.locator('.servers select')] });
+    const result = compareWithBaseline('docs-reference', shot);
+    expect(result.report ?? '', 'screenshot comparison').toBe('');
+    expect(outside).toEqual([]);
+    await page.close();
+  });
+
+  it('serves the signing guide as a page', async () => {
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/docs/signing`);
+    expect(await page.locator('h1').innerText()).toBe('Signing requests');
+    expect(await page.locator('pre').count()).toBeGreaterThan(5);
+    expect(outside).toEqual([]);
+    await page.close();
+  });
+});
