@@ -65,7 +65,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     return page;
   }
 
-  const screenText = (page: Page) => page.locator('#screen').innerText();
+  const screenText = async (page: Page) => (await page.locator('#screen').textContent()) ?? '';
 
   /** Types a choice on the keypad and presses Send; resolves with the next screen. */
   async function choose(page: Page, keys: string): Promise<string> {
@@ -74,7 +74,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     await page.click('#send');
     await page.waitForFunction(
       (previous) =>
-        document.body.dataset.busy === 'false' && document.getElementById('screen')!.innerText !== previous,
+        document.body.dataset.busy === 'false' && document.getElementById('screen')!.textContent !== previous,
       before,
     );
     const text = await screenText(page);
@@ -108,10 +108,10 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     expect(await stateOf(page)).toBe('BUY_SUBMITTED');
     expect(submitted).toMatch(/Request received/);
 
-    const orderId = await page.locator('#order-id').innerText();
+    const orderId = (await page.locator('#order-id').textContent()) ?? '';
     expect(submitted).toContain(orderId);
     await page.waitForSelector('#payment-status.SUCCESS', { timeout: 20_000 });
-    expect(await page.locator('#payment-amount').innerText()).toMatch(/^KES 1000(\.00)? · MPESA$/);
+    expect(await page.locator('#payment-amount').textContent()).toMatch(/^KES 1000(\.00)? · MPESA$/);
 
     // The handset read what a partner polling GET /v1/payment/status/{orderId} reads.
     expect(outside).toEqual([]);
@@ -134,7 +134,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     await page.goto(`${server.baseUrl}/docs`);
     await page.waitForSelector('.opblock-summary-path');
     await page.waitForLoadState('networkidle');
-    const paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    const paths = await page.locator('.opblock-summary-path').allTextContents();
     expect(paths.map((p) => p.replace(/\u200b/g, '').trim())).toEqual(
       expect.arrayContaining([
         '/oauth/token',
@@ -144,7 +144,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
       ]),
     );
     expect(paths).toHaveLength(11);
-    expect(await page.locator('.info .title').innerText()).toContain('Investment Platform Partner API');
+    expect(await page.locator('.info .title').textContent()).toContain('Investment Platform Partner API');
     // The server URL carries this run's port: masked.
     const shot = await page.screenshot({ animations: 'disabled', mask: [page.locator('.servers select')] });
     const result = compareWithBaseline('docs-reference', shot);
@@ -156,7 +156,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
   it('serves the signing guide as a page', async () => {
     const page = await context.newPage();
     await page.goto(`${server.baseUrl}/docs/signing`);
-    expect(await page.locator('h1').innerText()).toBe('Signing requests');
+    expect(await page.locator('h1').textContent()).toBe('Signing requests');
     expect(await page.locator('pre').count()).toBeGreaterThan(5);
     expect(outside).toEqual([]);
     await page.close();
