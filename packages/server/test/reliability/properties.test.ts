@@ -1,0 +1,897 @@
+/**
+ * Property-based tests (issue 9): every endpoint under random and malformed input. For each answer:
+ * a status the spec allows for that endpoint (oracle.ts, ALLOWED), one of the three error shapes with
+ * the status's label, no 500 but the body-parsing rules' bare one, no stack or SQL, a sane request
+ * id, and nothing written by a refused request (a digest of the organization's rows before and after).
+ *
+ * Requests are signed correctly after the input is generated, so most of them get past
+ * authentication and reach parsing, validation, idempotency and the handler; header mutations
+ * (applied after signing) cover the authentication paths. PROPERTY_RUNS (default 100 per property)
+ * and PROPERTY_SEED make a run reproducible.
+ */
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createId, signPartnerRequest } from '@partner-api/contract';
+import { eq } from 'drizzle-orm';
+import fc from 'fast-check';
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customers, orders, transactions } from '../../src/db/schema.ts';
+import { signCallback } from '../../src/services/payments/callback-signature.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { BASE_URL, createPartner, type Partner } from '../support/partner.ts';
+import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
+import { type Endpoint, judge, type Snapshot, snapshot, tally, writeProblems } from './oracle.ts';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
+const SEED = process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined;
+const assertOptions = { numRuns: RUNS, seed: SEED, endOnFailure: true };
+
+// ---------- arbitraries ----------
+
+/** encodeURIComponent of any string (a lone surrogate becomes U+FFFD instead of throwing). */
+const encode = (value: string) =>
+  encodeURIComponent(
+    value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'),
+  );
+
+const printable = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+});
+const WEIRD = [
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '\u202e\u0644\u0627',
+  '𝕏𝕐ℤ',
+  'Ａｍｉｎａ',
+  "' OR 1=1 --",
+  '"; drop table customers; --',
+  '%',
+  '_',
+  '\\',
+  '%_\\',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  'null',
+  'undefined',
+  'true',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  '__proto__',
+  'constructor',
+  'c000000000000000000000000',
+  'C123456789012345678901234',
+  'ussd_',
+  'ussd_zz',
+];
+const weird = fc.constantFrom(...WEIRD);
+const huge = fc.integer({ min: 101, max: 5000 }).map((n) => 'é'.repeat(n));
+const text = fc.oneof(
+  { weight: 3, arbitrary: fc.string() },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme' }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary' }) },
+  { weight: 3, arbitrary: weird },
+  { weight: 1, arbitrary: huge },
+);
+const scalar = fc.oneof(
+  { weight: 4, arbitrary: text },
+  { weight: 1, arbitrary: fc.integer() },
+  { weight: 1, arbitrary: fc.double() },
+  { weight: 1, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.array(fc.string(), { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }) },
+);
+/** A body field: its valid values, and "anything" (usually valid, otherwise any scalar). */
+type Field = { valid: fc.Arbitrary<unknown>; any: fc.Arbitrary<unknown> };
+const field = (valid: fc.Arbitrary<unknown>, plausible: fc.Arbitrary<unknown> = valid): Field => ({
+  valid,
+  any: fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 2, arbitrary: scalar }),
+});
+/** A non-blank string of 1..max characters without NUL (what the bounded text fields accept). */
+const bounded = (max: number) =>
+  fc.string({ minLength: 1, maxLength: max }).filter((v) => v.trim().length > 0 && !v.includes('\u0000'));
+const cuidLike = fc.oneof(
+  fc.constant(createId()),
+  fc.stringMatching(/^c[a-z0-9]{24}$/),
+  fc.stringMatching(/^[cC][a-zA-Z0-9]{22,26}$/),
+);
+const digits = fc.stringMatching(/^[0-9]{5,17}$/);
+const validName = fc.oneof(
+  fc.constantFrom('Amina', 'Otieno', '  Brian  ', 'Ñandú', '李', "O'Brien"),
+  bounded(100),
+);
+const name = fc.oneof(validName, fc.string({ maxLength: 120 }));
+
+/**
+ * A JSON body of the endpoint's fields: a valid one (required fields present, each value valid), or
+ * any subset of the fields with any values, plus unknown keys now and then.
+ */
+function objectBody(fields: Record<string, Field>, required: string[] = []) {
+  const pick = (which: 'valid' | 'any') =>
+    Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f[which]])) as Record<
+      string,
+      fc.Arbitrary<unknown>
+    >;
+  const valid = fc.record(pick('valid'), { requiredKeys: required });
+  const mixed = fc
+    .tuple(
+      fc.record(pick('any'), { requiredKeys: [] }),
+      fc.dictionary(fc.oneof(fc.string(), weird), scalar, { maxKeys: 2 }),
+      fc.boolean(),
+    )
+    .map(([known, extra, withExtra]) => (withExtra ? { ...extra, ...known } : known));
+  return fc.oneof(
+    { weight: 3, arbitrary: valid as fc.Arbitrary<Record<string, unknown>> },
+    { weight: 3, arbitrary: mixed },
+  );
+}
+
+/** The raw body: mostly JSON of the endpoint's fields, else any JSON, junk, truncated, empty or too large. */
+function rawBody(fields: Record<string, Field>, required: string[] = []): fc.Arbitrary<string | undefined> {
+  return fc.oneof(
+    { weight: 16, arbitrary: objectBody(fields, required).map((b) => JSON.stringify(b)) },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
+    { weight: 1, arbitrary: fc.string() },
+    { weight: 1, arbitrary: objectBody(fields, required).map((b) => JSON.stringify(b).slice(0, -1)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '{}', '[]', 'null', '{"a":', '\ufeff{}', '{"__proto__":{"x":1}}'),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 102_300, max: 103_000 }).map((n) => `{"x":"${'y'.repeat(n)}"}`),
+    },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+}
+
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'application/vnd.api+json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'json',
+  '',
+  ';;;',
+  'application/json, text/plain',
+];
+const contentType = fc.oneof(
+  { weight: 20, arbitrary: fc.constant('application/json') },
+  { weight: 4, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+  { weight: 1, arbitrary: printable },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+/** X-Idempotency-Key before signing: fresh, reused from a small pool (replays, 422s), quoted, junk or absent. */
+const KEY_POOL = Array.from({ length: 4 }, () => randomUUID());
+const idempotencyKey = fc.oneof(
+  { weight: 12, arbitrary: fc.uuid() },
+  { weight: 2, arbitrary: fc.constantFrom(...KEY_POOL) },
+  { weight: 1, arbitrary: fc.uuid().map((u) => `"${u}"`) },
+  { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) },
+  { weight: 1, arbitrary: printable },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+type HeaderValue = string | string[] | undefined;
+type Change = (signed: Record<string, string>, name: string) => HeaderValue;
+type Mutation = [string, (signed: Record<string, string>) => HeaderValue];
+/** Header changes after signing: removed, junk, duplicated (inject passes arrays), other caller's. */
+function mutations(others: { token: string; clientId: string }): fc.Arbitrary<Mutation[]> {
+  const names = fc.constantFrom(
+    'authorization',
+    'x-client-id',
+    'signature',
+    'signature-input',
+    'content-digest',
+    'x-idempotency-key',
+    'content-type',
+    'x-forwarded-for',
+    'x-request-id',
+    'x-unknown-header',
+  );
+  const change: fc.Arbitrary<Change> = fc.oneof(
+    fc.constant<Change>(() => undefined),
+    printable.map(
+      (v): Change =>
+        () =>
+          v,
+    ),
+    weird
+      .filter((w) => /^[\x20-\x7e]*$/.test(w))
+      .map(
+        (v): Change =>
+          () =>
+            v,
+      ),
+    fc.constant<Change>((s, n) => [s[n] ?? 'x', s[n] ?? 'x']),
+    printable.map(
+      (v): Change =>
+        (s, n) => [s[n] ?? 'x', v],
+    ),
+    fc.constant<Change>(() => `Bearer ${others.token}`),
+    fc.constant<Change>(() => others.clientId),
+    fc.constant<Change>(() => 'Bearer '),
+    fc.constant<Change>(() => 'x'.repeat(8000)),
+  );
+  // Three inputs in five keep their headers as signed, so that they reach validation and the handler.
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constant<Mutation[]>([]) },
+    {
+      weight: 2,
+      arbitrary: fc.array(
+        fc.tuple(names, change).map(([n, f]): Mutation => [n, (s) => f(s, n)]),
+        { minLength: 1, maxLength: 2 },
+      ),
+    },
+  );
+}
+
+/** A path segment: own, another organization's, nonexistent, near-miss or junk (encoded, or raw). */
+function pathId(known: string[]): fc.Arbitrary<{ segment: string; routable: boolean }> {
+  const encoded = fc
+    .oneof(
+      { weight: 4, arbitrary: fc.constant(known[0]!) },
+      { weight: 2, arbitrary: fc.constantFrom(...known) },
+      { weight: 2, arbitrary: cuidLike },
+      { weight: 3, arbitrary: text },
+      { weight: 1, arbitrary: fc.integer({ min: 900, max: 1100 }).map((n) => 'c'.repeat(n)) },
+    )
+    .map((id) => ({ segment: encode(id), routable: id.length > 0 }));
+  const raw = fc
+    .constantFrom('', '..', '%', '%zz', '%E0%A4%A', 'a/b', 'a?b=1', 'a#b', '%2F', '%00', '.', '~', '*')
+    .map((segment) => ({ segment, routable: false }));
+  return fc.oneof({ weight: 8, arbitrary: encoded }, { weight: 1, arbitrary: raw });
+}
+
+/** A query string: known and unknown parameters, repeated ones, junk values, or raw junk. */
+function queryString(keys: string[]): fc.Arbitrary<string> {
+  const value = fc.oneof(
+    text,
+    fc.constantFrom('1', '0', '-1', '100', '101', '1.5', 'true', 'false', 'NATIONAL_ID'),
+  );
+  const entries = fc.array(
+    fc.tuple(
+      fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.string() }),
+      value,
+    ),
+    { maxLength: 4 },
+  );
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: entries.map((e) => e.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('%', '&&&', 'a[b]=c', 'page[]=1', 'search=%E0%A4%A', '=', '?', 'search'),
+    },
+  );
+}
+
+/** Absent most of the time (undefined), present one time in five. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arbitrary });
+
+// ---------- sending ----------
+
+type Plan = {
+  method: 'GET' | 'POST' | 'PATCH';
+  path: string;
+  routable: boolean;
+  body?: string;
+  contentType?: string;
+  idempotencyKey?: string;
+  mutations: Mutation[];
+};
+
+function wire(partner: Partner, plan: Plan, sign = true): InjectOptions {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${partner.token}`,
+    'x-client-id': partner.clientId,
+  };
+  if (plan.contentType !== undefined) headers['content-type'] = plan.contentType;
+  if (plan.idempotencyKey !== undefined) headers['x-idempotency-key'] = plan.idempotencyKey;
+  const signed = sign
+    ? signPartnerRequest({
+        method: plan.method,
+        url: BASE_URL + plan.path,
+        headers,
+        body: plan.body,
+        keyId: partner.keyId,
+        privateKey: partner.privateKey,
+      })
+    : headers;
+  const final: Record<string, string | string[]> = { ...signed };
+  for (const [name, change] of plan.mutations) {
+    const value = change(signed);
+    if (value === undefined) delete final[name];
+    else final[name] = value;
+  }
+  return { method: plan.method, url: plan.path, headers: final, payload: plan.body };
+}
+
+// ---------- the suite ----------
+
+describe.each(STORES)('every endpoint under random input, on %s', (store) => {
+  let t: TestApp;
+  let partner: Partner;
+  let revoker: Partner;
+  let other: Partner;
+  const own = { customer: '', session: '', order: '', transaction: '' };
+  const theirs = { customer: '', session: '', order: '' };
+  let inputs = 0;
+  const statuses: Record<string, Record<number, number>> = {};
+
+  beforeAll(async () => {
+    t = await buildTestApp(store, { USSD_SESSION_TTL_SECONDS: '86400' });
+    const stocks = await ensureCatalog(t);
+    [partner, revoker, other] = await Promise.all([createPartner(t), createPartner(t), createPartner(t)]);
+    for (const [who, ids] of [
+      [partner, own],
+      [other, theirs],
+    ] as const) {
+      ids.customer = await insertCustomer(t, who);
+      const opened = await t.app.inject(
+        wire(who, {
+          method: 'POST',
+          path: '/v1/ussd/session',
+          routable: true,
+          body: JSON.stringify({ customerId: ids.customer }),
+          contentType: 'application/json',
+          idempotencyKey: randomUUID(),
+          mutations: [],
+        }),
+      );
+      expect(opened.statusCode, opened.body).toBe(201);
+      ids.session = opened.json().data.sessionId;
+      ids.order = createId();
+      await t.ctx.database.db.insert(orders).values({
+        id: ids.order,
+        organizationId: who.organizationId,
+        customerId: ids.customer,
+        stockId: stocks.buy,
+        side: 'BUY',
+        status: 'PENDING_PAYMENT',
+        amount: '1000.00',
+        price: '25.0000',
+      });
+      const transactionId = createId();
+      await t.ctx.database.db.insert(transactions).values({
+        id: transactionId,
+        organizationId: who.organizationId,
+        orderId: ids.order,
+        type: 'INCOMING',
+        amount: '1000.00',
+        status: 'PENDING',
+        provider: 'MPESA',
+        msisdn: '254712345678',
+      });
+      if (who === partner) own.transaction = transactionId;
+    }
+  });
+
+  afterAll(async () => {
+    tally.inputs += inputs;
+    const spread = Object.entries(statuses)
+      .map(
+        ([endpoint, counts]) =>
+          `  ${endpoint}: ${Object.entries(counts)
+            .map(([s, n]) => `${s}×${n}`)
+            .join(' ')}`,
+      )
+      .join('\n');
+    process.stdout.write(
+      `[reliability] ${store}: property inputs tried: ${inputs}; statuses seen:\n${spread}\n`,
+    );
+    await t?.close();
+  });
+
+  /**
+   * The organization's rows. Requests run one at a time and nothing else writes to these
+   * organizations, so the snapshot taken after one request is the one before the next.
+   */
+  let lastSnapshot: { key: string; value: Snapshot } | undefined;
+  async function snapshotOf(who: Partner, jti = '', fresh = false): Promise<Snapshot> {
+    const key = `${who.credentialId} ${jti}`;
+    if (!fresh && lastSnapshot?.key === key) return lastSnapshot.value;
+    const value = await snapshot(t, who.organizationId, who.credentialId, jti);
+    lastSnapshot = { key, value };
+    return value;
+  }
+
+  /** Sends, judges, and compares the organization's rows around a refused request. */
+  async function check(
+    endpoint: Endpoint,
+    request: InjectOptions,
+    routable: boolean,
+    who: Partner = partner,
+    jti = '',
+  ): Promise<{ status: number; body: unknown }> {
+    inputs += 1;
+    const before = await snapshotOf(who, jti);
+    const res = await t.app.inject(request);
+    const after = await snapshotOf(who, jti, true);
+    const payload = typeof request.payload === 'string' ? request.payload : undefined;
+    const verdict = judge(endpoint, res, { payload, routable });
+    const seen = statuses[endpoint] ?? {};
+    statuses[endpoint] = seen;
+    seen[res.statusCode] = (seen[res.statusCode] ?? 0) + 1;
+    const problems = [...verdict.problems, ...writeProblems(before, after, res.statusCode, verdict.body)];
+    if (res.statusCode < 300) problems.push(...successProblems(endpoint, verdict.body, who));
+    if (problems.length > 0) {
+      throw new Error(
+        `${endpoint}: ${problems.join('; ')}\n  ${request.method} ${request.url}\n  headers ${JSON.stringify(request.headers).slice(0, 600)}\n  payload ${String(payload).slice(0, 300)}\n  → ${res.statusCode} ${res.body.slice(0, 300)}`,
+      );
+    }
+    return { status: res.statusCode, body: verdict.body };
+  }
+
+  /** A success never shows another organization's data. */
+  function successProblems(endpoint: Endpoint, body: unknown, who: Partner): string[] {
+    const b = body as { data?: unknown };
+    const data = b?.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
+    switch (endpoint) {
+      case 'customers.list':
+        return (data as Record<string, unknown>[]).every((c) => c.organizationId === who.organizationId)
+          ? []
+          : ['list shows another organization'];
+      case 'customers.get':
+      case 'customers.create':
+      case 'customers.patch':
+        return (data as Record<string, unknown>)?.organizationId === who.organizationId
+          ? []
+          : ['foreign customer'];
+      case 'me':
+        return (data as Record<string, unknown>)?.id === who.organizationId ? [] : ['foreign organization'];
+      case 'payment.status':
+        return (data as Record<string, unknown>)?.orderId === own.order ? [] : ['foreign order'];
+      default:
+        return [];
+    }
+  }
+
+  const others = () => ({ token: other.token, clientId: other.clientId });
+  const run = <T>(property: fc.IAsyncProperty<T>) => fc.assert(property, assertOptions);
+
+  /** An authenticated endpoint: the plan is signed by the partner, then mutated. */
+  function authenticated(endpoint: Endpoint, plans: fc.Arbitrary<Plan>) {
+    return run(
+      fc.asyncProperty(plans, async (plan) => {
+        await check(endpoint, wire(partner, plan), plan.routable);
+      }),
+    );
+  }
+
+  const customerFields = {
+    firstName: field(validName, name),
+    lastName: field(validName, name),
+    msisdn: field(fc.option(fc.stringMatching(/^[0-9]{7,15}$/), { nil: null }), digits),
+    isActive: field(fc.boolean()),
+    identificationNumber: field(fc.option(bounded(50), { nil: null }), fc.string({ maxLength: 60 })),
+    identificationType: field(
+      fc.constantFrom('SSN', 'PASSPORT', 'DRIVER_LICENSE', 'NATIONAL_ID', 'TAX_ID', 'OTHER', null),
+    ),
+    referenceId: field(fc.option(bounded(100), { nil: null }), fc.string({ maxLength: 110 })),
+  };
+  const mutating = (
+    method: 'POST' | 'PATCH',
+    path: fc.Arbitrary<{ segment: string; routable: boolean }> | string,
+    fields: Record<string, Field>,
+    required: string[] = [],
+  ) =>
+    fc
+      .record({
+        target: typeof path === 'string' ? fc.constant({ segment: path, routable: true }) : path,
+        body: rawBody(fields, required),
+        contentType,
+        idempotencyKey,
+        mutations: mutations(others()),
+      })
+      .map(
+        ({ target, ...rest }): Plan => ({
+          method,
+          path: target.segment,
+          routable: target.routable,
+          ...rest,
+        }),
+      );
+  const reading = (path: fc.Arbitrary<{ segment: string; routable: boolean }>) =>
+    fc.record({ target: path, mutations: mutations(others()), body: sometimes(rawBody({})) }).map(
+      ({ target, mutations: m, body }): Plan => ({
+        method: 'GET',
+        path: target.segment,
+        routable: target.routable,
+        body: body ?? undefined,
+        contentType: body ? 'application/json' : undefined,
+        mutations: m,
+      }),
+    );
+  const at = (prefix: string, ids: string[]) =>
+    pathId(ids).map((p) => ({ segment: prefix + p.segment, routable: p.routable }));
+
+  it('POST /v1/oauth/token', async () => {
+    const tokenFields = {
+      clientId: field(
+        fc.constant(partner.clientId),
+        fc.oneof(fc.constant(partner.clientId), fc.stringMatching(/^org_[a-f0-9]{32}$/)),
+      ),
+      clientSecret: field(
+        fc.constant(partner.clientSecret),
+        fc.oneof(fc.constant(partner.clientSecret), fc.stringMatching(/^[a-f0-9]{32}_[a-f0-9]{32}$/)),
+      ),
+    };
+    await run(
+      fc.asyncProperty(
+        fc.record({
+          body: rawBody(tokenFields, ['clientId', 'clientSecret']),
+          contentType,
+          extra: mutations(others()),
+        }),
+        async ({ body, contentType: type, extra }) => {
+          const headers: Record<string, string | string[]> =
+            type === undefined ? {} : { 'content-type': type };
+          for (const [n, f] of extra) {
+            const v = f(headers as Record<string, string>);
+            if (v === undefined) delete headers[n];
+            else headers[n] = v;
+          }
+          await check('token', { method: 'POST', url: '/v1/oauth/token', headers, payload: body }, true);
+        },
+      ),
+    );
+  });
+
+  it('GET /v1/oauth/me', () =>
+    authenticated(
+      'me',
+      reading(
+        queryString(['a', 'page']).map((q) => ({
+          segment: `/v1/oauth/me${q ? `?${q}` : ''}`,
+          routable: true,
+        })),
+      ),
+    ));
+
+  it('POST /v1/oauth/revoke (a fresh token after each successful revoke)', async () => {
+    await run(
+      fc.asyncProperty(
+        fc.record({
+          body: sometimes(rawBody({ token: field(scalar) })),
+          contentType,
+          idempotencyKey: sometimes(idempotencyKey),
+          mutations: mutations(others()),
+          query: sometimes(queryString(['token'])),
+        }),
+        async ({ body, contentType: type, idempotencyKey: key, mutations: m, query }) => {
+          const plan: Plan = {
+            method: 'POST',
+            path: `/v1/oauth/revoke${query ? `?${query}` : ''}`,
+            routable: true,
+            body: body ?? undefined,
+            contentType: body ? type : undefined,
+            idempotencyKey: key ?? undefined,
+            mutations: m,
+          };
+          const jti = JSON.parse(Buffer.from(revoker.token.split('.')[1]!, 'base64url').toString()).jti;
+          const { status } = await check('revoke', wire(revoker, plan), true, revoker, jti);
+          if (status === 200) revoker = { ...revoker, token: (await refreshToken(revoker)).token };
+        },
+      ),
+    );
+  });
+
+  async function refreshToken(who: Partner): Promise<{ token: string }> {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/token',
+      payload: { clientId: who.clientId, clientSecret: who.clientSecret },
+    });
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  }
+
+  it('POST /v1/customers', () =>
+    authenticated('customers.create', mutating('POST', '/v1/customers', customerFields)));
+
+  it('GET /v1/customers', () =>
+    authenticated(
+      'customers.list',
+      reading(
+        queryString(['page', 'limit', 'isActive', 'search', 'identificationType', 'msisdn']).map((q) => ({
+          segment: `/v1/customers${q ? `?${q}` : ''}`,
+          routable: true,
+        })),
+      ),
+    ));
+
+  it('GET /v1/customers/{id}', () =>
+    authenticated('customers.get', reading(at('/v1/customers/', [own.customer, theirs.customer]))));
+
+  it('PATCH /v1/customers/{id}', () =>
+    authenticated(
+      'customers.patch',
+      mutating('PATCH', at('/v1/customers/', [own.customer, theirs.customer]), customerFields),
+    ));
+
+  it('GET /v1/payment/status/{orderId}', () =>
+    authenticated(
+      'payment.status',
+      reading(at('/v1/payment/status/', [own.order, theirs.order, own.transaction])),
+    ));
+
+  it('GET /v1/webhooks/key', async () => {
+    await run(
+      fc.asyncProperty(
+        fc.record({ query: queryString(['kid']), extra: mutations(others()), body: sometimes(rawBody({})) }),
+        async ({ query, extra, body }) => {
+          const headers: Record<string, string | string[]> = body
+            ? { 'content-type': 'application/json' }
+            : {};
+          for (const [n, f] of extra) {
+            const v = f({ authorization: `Bearer ${partner.token}` });
+            if (v === undefined) delete headers[n];
+            else headers[n] = v;
+          }
+          const url = `/v1/webhooks/key${query ? `?${query}` : ''}`;
+          await check('webhooks.key', { method: 'GET', url, headers, payload: body ?? undefined }, true);
+        },
+      ),
+    );
+  });
+
+  /** Earlier properties may have deactivated the customer (PATCH isActive=false): start each USSD one fresh. */
+  const reactivate = async () => {
+    await t.ctx.database.db.update(customers).set({ isActive: true }).where(eq(customers.id, own.customer));
+    lastSnapshot = undefined;
+  };
+
+  it('POST /v1/ussd/session', async () => {
+    await reactivate();
+    await authenticated(
+      'ussd.session',
+      mutating(
+        'POST',
+        '/v1/ussd/session',
+        {
+          customerId: field(
+            fc.oneof(
+              { weight: 4, arbitrary: fc.constant(own.customer) },
+              { weight: 1, arbitrary: fc.constant(theirs.customer) },
+              { weight: 1, arbitrary: cuidLike },
+            ),
+          ),
+        },
+        ['customerId'],
+      ),
+    );
+  });
+
+  it('POST /v1/ussd/process', async () => {
+    await reactivate();
+    await authenticated(
+      'ussd.process',
+      mutating(
+        'POST',
+        '/v1/ussd/process',
+        {
+          sessionId: field(
+            fc.oneof(
+              { weight: 4, arbitrary: fc.constant(own.session) },
+              { weight: 1, arbitrary: fc.constant(theirs.session) },
+              { weight: 1, arbitrary: fc.stringMatching(/^ussd_[0-9a-f]{8,40}$/) },
+            ),
+          ),
+          choice: field(
+            fc.oneof(
+              fc.constantFrom('1', '2', '0', '7', '8', 'SCOM', 'x'),
+              fc.stringMatching(/^[A-Za-z0-9]{1,10}$/),
+            ),
+            fc.stringMatching(/^[A-Za-z0-9]{0,12}$/),
+          ),
+        },
+        ['sessionId', 'choice'],
+      ),
+    );
+  });
+
+  it('POST /v1/webhooks/callback (signed with the provider secret, or not)', async () => {
+    const callbackFields = {
+      transactionId: field(
+        fc.oneof({ weight: 3, arbitrary: fc.constant(own.transaction) }, { weight: 1, arbitrary: cuidLike }),
+      ),
+      status: field(
+        fc.constantFrom('SUCCESS', 'FAILED'),
+        fc.constantFrom('SUCCESS', 'FAILED', 'PENDING', 'success'),
+      ),
+      providerReference: field(bounded(100), fc.string({ maxLength: 110 })),
+      reason: field(bounded(500), fc.string({ maxLength: 510 })),
+    };
+    await run(
+      fc.asyncProperty(
+        fc.record({
+          body: rawBody(callbackFields, ['transactionId', 'status', 'providerReference']),
+          contentType,
+          signature: fc.oneof(
+            { weight: 6, arbitrary: fc.constant('valid') },
+            { weight: 1, arbitrary: fc.constant(undefined) },
+            { weight: 1, arbitrary: printable },
+            { weight: 1, arbitrary: fc.stringMatching(/^sha256=[0-9a-f]{64}$/) },
+            { weight: 1, arbitrary: fc.constant('duplicated') },
+          ),
+        }),
+        async ({ body, contentType: type, signature }) => {
+          const headers: Record<string, string | string[]> =
+            type === undefined ? {} : { 'content-type': type };
+          const valid = signCallback(t.ctx.secrets.providerCallbackSecret, body ?? '');
+          if (signature === 'valid') headers['x-callback-signature'] = valid;
+          else if (signature === 'duplicated') headers['x-callback-signature'] = [valid, valid];
+          else if (signature !== undefined) headers['x-callback-signature'] = signature;
+          await check(
+            'callback',
+            { method: 'POST', url: '/v1/webhooks/callback', headers, payload: body },
+            true,
+          );
+        },
+      ),
+    );
+  });
+
+  it('unknown methods and paths under /v1 answer the router’s 404 (or 400 for a malformed URL)', async () => {
+    await run(
+      fc.asyncProperty(
+        fc.record({
+          method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'),
+          path: fc.oneof(
+            fc.constantFrom(
+              '/v1/customers',
+              '/v1/oauth/token',
+              '/v1/webhooks/key',
+              '/v1/ussd/session',
+              '/admin/organizations',
+              '/v1/admin/organizations',
+              '/v2/customers',
+              '/v1/accounts',
+              '/v1/webhooks',
+            ),
+            fc
+              .array(fc.oneof(fc.string(), weird).map(encode), { minLength: 1, maxLength: 4 })
+              .map((s) => `/v1/${s.join('/')}`),
+          ),
+        }),
+        async ({ method, path }) => {
+          inputs += 1;
+          const res = await t.app.inject({
+            method,
+            url: path,
+            headers: { authorization: `Bearer ${partner.token}` },
+          });
+          // Whatever the route is, the answer is one of the endpoints' or the router's: never a 500.
+          expect(res.statusCode, `${method} ${path} → ${res.body}`).not.toBe(500);
+          if (res.statusCode >= 400 && method !== 'HEAD') {
+            const verdict = judge('customers.patch', res, { routable: false });
+            expect(
+              verdict.problems.filter((p) => !p.startsWith('status')),
+              `${method} ${path} → ${res.body}`,
+            ).toEqual([]);
+          }
+        },
+      ),
+    );
+  });
+
+  it('duplicated headers over a real socket (Node sends each value on its own line)', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const send = (
+      method: string,
+      path: string,
+      headers: Record<string, string | string[]>,
+      payload?: string,
+    ) =>
+      new Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }>(
+        (resolve, reject) => {
+          const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+            let data = '';
+            res.setEncoding('utf8');
+            res.on('data', (c) => (data += c));
+            res.on('end', () =>
+              resolve({ statusCode: res.statusCode ?? 0, body: data, headers: res.headers }),
+            );
+          });
+          req.on('error', reject);
+          req.end(payload);
+        },
+      );
+    const targets: { endpoint: Endpoint; plan: () => Plan }[] = [
+      {
+        endpoint: 'me',
+        plan: () => ({ method: 'GET', path: '/v1/oauth/me', routable: true, mutations: [] }),
+      },
+      {
+        endpoint: 'customers.get',
+        plan: () => ({ method: 'GET', path: `/v1/customers/${own.customer}`, routable: true, mutations: [] }),
+      },
+      {
+        endpoint: 'customers.create',
+        plan: () => ({
+          method: 'POST',
+          path: '/v1/customers',
+          routable: true,
+          body: JSON.stringify({ firstName: 'Dup', lastName: 'Headers' }),
+          contentType: 'application/json',
+          idempotencyKey: randomUUID(),
+          mutations: [],
+        }),
+      },
+      {
+        endpoint: 'ussd.process',
+        plan: () => ({
+          method: 'POST',
+          path: '/v1/ussd/process',
+          routable: true,
+          body: JSON.stringify({ sessionId: own.session, choice: '0' }),
+          contentType: 'application/json',
+          idempotencyKey: randomUUID(),
+          mutations: [],
+        }),
+      },
+    ];
+    const duplicable = [
+      'authorization',
+      'x-client-id',
+      'signature',
+      'signature-input',
+      'content-digest',
+      'x-idempotency-key',
+      'content-type',
+      'x-request-id',
+      'x-forwarded-for',
+    ];
+    await run(
+      fc.asyncProperty(
+        fc.record({
+          target: fc.constantFrom(...targets),
+          dups: fc.array(fc.tuple(fc.constantFrom(...duplicable), fc.oneof(fc.constant('same'), printable)), {
+            minLength: 1,
+            maxLength: 3,
+          }),
+        }),
+        async ({ target, dups }) => {
+          inputs += 1;
+          const plan = target.plan();
+          const options = wire(partner, plan);
+          const headers = { ...(options.headers as Record<string, string | string[]>) };
+          for (const [n, v] of dups) {
+            const first = headers[n] ?? 'x';
+            headers[n] = [...(Array.isArray(first) ? first : [first]), v === 'same' ? String(first) : v];
+          }
+          const before = await snapshotOf(partner);
+          const res = await send(plan.method, plan.path, headers, plan.body);
+          const after = await snapshotOf(partner, '', true);
+          const verdict = judge(target.endpoint, res, { payload: plan.body, routable: true });
+          const problems = [
+            ...verdict.problems,
+            ...writeProblems(before, after, res.statusCode, verdict.body),
+          ];
+          expect(
+            problems,
+            `${JSON.stringify(headers).slice(0, 500)} → ${res.statusCode} ${res.body}`,
+          ).toEqual([]);
+        },
+      ),
+    );
+  });
+});
