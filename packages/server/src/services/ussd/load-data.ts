@@ -38,7 +38,14 @@ export async function loadUssdData(
     })
     .from(orders)
     .innerJoin(stocks, eq(stocks.id, orders.stockId))
-    .where(and(eq(orders.customerId, customer.id), inArray(orders.status, [...OPEN_ORDER_STATUSES])))
+    // The organization leads orders_org_customer_idx: without it this is a scan of every order.
+    .where(
+      and(
+        eq(orders.organizationId, customer.organizationId),
+        eq(orders.customerId, customer.id),
+        inArray(orders.status, [...OPEN_ORDER_STATUSES]),
+      ),
+    )
     .orderBy(desc(orders.createdAt), desc(orders.id));
   return {
     organizationName: organization?.name ?? '',
