@@ -1,0 +1,39 @@
+/**
+ * The soak's shortened form (issue 9): bench/soak.ts for SOAK_SECONDS (default 20 here) against a
+ * started server on PostgreSQL. The full run is `npm run soak` (600 s); see docs/reliability.md.
+ */
+import { describe, expect, it } from 'vitest';
+import { runSoak } from '../../../../bench/soak.ts';
+import { POSTGRES_SKIP_REASON } from '../support/app.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 20);
+
+if (!DATABASE_URL)
+  describe('soak', () =>
+    it.skip(`${POSTGRES_SKIP_REASON} (the soak reconciles against PostgreSQL)`, () => {}));
+
+describe.skipIf(!DATABASE_URL)('soak (shortened)', () => {
+  it(`${SECONDS} s of mixed traffic: no error, nothing lost, counts reconciled, memory bounded`, async () => {
+    const report = await runSoak({
+      seconds: SECONDS,
+      concurrency: 20,
+      databaseUrl: DATABASE_URL!,
+      redisUrl: process.env.REDIS_URL,
+      log: () => {},
+    });
+    process.stdout.write(
+      `[reliability] soak ${report.seconds} s: ${report.requests} requests served, ${report.errors} errors, ` +
+        `${report.writesLost} writes lost, ${report.ordersPlaced} orders (${JSON.stringify(report.ordersByStatus)}), ` +
+        `RSS ${report.rss.firstWindowMedianMb} → ${report.rss.lastWindowMedianMb} MB\n`,
+    );
+    expect(report.errorSamples).toEqual([]);
+    expect(report.reconciliationProblems).toEqual([]);
+    expect(report.errors).toBe(0);
+    expect(report.writesLost).toBe(0);
+    expect(report.unexpectedWrites).toBe(0);
+    expect(report.requests).toBeGreaterThan(SECONDS * 5);
+    expect(report.ordersPlaced).toBeGreaterThan(0);
+    expect(report.rss.growthMb).toBeLessThan(report.rss.boundMb);
+  }, 240_000);
+});
