@@ -1,7 +1,6 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, POSTGRES_SKIP_REASON, STORES, type TestApp } from '../support/app.ts';
-import { freePort } from '../support/process.ts';
+import { type Relay, startRelay, targetOf } from '../support/faults.ts';
 
 const UNAVAILABLE_BODY = '{"error":"Service Unavailable"}';
 
@@ -35,44 +34,27 @@ describe.each(STORES)('GET /healthz on %s', (store) => {
 
 /**
  * A PostgreSQL that becomes unreachable while the server runs: the app talks to the real server
- * through a TCP relay that the test then shuts. Answers must be a quick 503, never a hang or a 500.
+ * through a TCP relay (support/faults.ts) that the test then cuts. Answers must be a quick 503,
+ * never a hang or a 500.
  */
 if (!process.env.DATABASE_URL)
   describe('PostgreSQL unreachable', () => it.skip(POSTGRES_SKIP_REASON, () => {}));
 
 describe.skipIf(!process.env.DATABASE_URL)('PostgreSQL unreachable at run time', () => {
-  let relay: Server;
-  const sockets = new Set<Socket>();
+  let relay: Relay;
   let t: TestApp;
   beforeAll(async () => {
-    const target = new URL(process.env.DATABASE_URL!);
-    const port = await freePort();
-    relay = createServer((client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
-    const relayed = new URL(process.env.DATABASE_URL!);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(port);
-    t = await buildTestApp('postgres', { DATABASE_URL: relayed.toString() });
+    relay = await startRelay(targetOf(process.env.DATABASE_URL!, 5432));
+    t = await buildTestApp('postgres', { DATABASE_URL: relay.urlFor(process.env.DATABASE_URL!) });
   });
   afterAll(async () => {
-    relay?.close();
+    await relay?.close();
     await t?.close().catch(() => {});
   });
 
   it('healthz and a database-backed endpoint answer 503 quickly', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    await new Promise<void>((resolve) => {
-      relay.close(() => resolve());
-      for (const s of sockets) s.destroy();
-    });
+    await relay.cut('refuse');
 
     const started = Date.now();
     const health = await t.app.inject({ method: 'GET', url: '/healthz' });
