@@ -116,7 +116,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     // The handset read what a partner polling GET /v1/payment/status/{orderId} reads.
     expect(outside).toEqual([]);
     await page.close();
-  });
+  }, 90_000);
 
   it('looks like its baseline: the handset on the HOME screen', async () => {
     const page = await openHandset();
@@ -127,7 +127,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     expect(result.report ?? '', 'screenshot comparison').toBe('');
     expect(result.ratio).toBeLessThan(MAX_DIFF_RATIO);
     await page.close();
-  });
+  }, 60_000);
 
   it('renders the reference from /v1/openapi.json with local assets only, like its baseline', async () => {
     const page = await context.newPage();
@@ -151,7 +151,7 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     expect(result.report ?? '', 'screenshot comparison').toBe('');
     expect(outside).toEqual([]);
     await page.close();
-  });
+  }, 60_000);
 
   it('serves the signing guide as a page', async () => {
     const page = await context.newPage();
