@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createId, signPartnerRequest } from '@partner-api/contract';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -789,6 +789,113 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
           }
         },
       ),
+    );
+  });
+
+  it('USSD random walks from HOME: never the ERROR screen, screens fit a handset, every confirmed buy is one order with one collection', async () => {
+    await reactivate();
+    const walker = await createPartner(t);
+    const customerId = await insertCustomer(t, walker);
+    const submitted = new Set<string>();
+    const cancelled = new Set<string>();
+    const press = (sessionId: string, choice: string) =>
+      t.app.inject(
+        wire(walker, {
+          method: 'POST',
+          path: '/v1/ussd/process',
+          routable: true,
+          body: JSON.stringify({ sessionId, choice }),
+          contentType: 'application/json',
+          idempotencyKey: randomUUID(),
+          mutations: [],
+        }),
+      );
+    const choice = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('1', '2', '0', '7', '8', '1', '1') },
+      { weight: 1, arbitrary: fc.constantFrom('3', '4', '5', '9', '6') },
+      { weight: 2, arbitrary: fc.constantFrom('100', '1000', '2500', '101', '102', '99', '1000001', '5') },
+      { weight: 1, arbitrary: fc.constantFrom('SCOM', 'kcb', 'ZZ', 'nothing', 'A') },
+    );
+    // Random presses, mixed with the scripted moves that reach the end screens (buy, cancel a request).
+    const amount = fc.constantFrom('100', '1000', '2500', '101', '102');
+    const segment = fc.oneof(
+      { weight: 3, arbitrary: fc.array(choice, { minLength: 1, maxLength: 4 }) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(fc.constantFrom('1', '2', '3'), amount)
+          .map(([stock, a]) => ['1', stock, '1', a, '1']),
+      },
+      { weight: 1, arbitrary: fc.constant(['2', '1', '1', '1', '1']) },
+      { weight: 1, arbitrary: fc.constant(['0']) },
+    );
+    const walk = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => parts.flat());
+    // Each walk is several requests: half the runs of the other properties.
+    await fc.assert(
+      fc.asyncProperty(walk, async (choices) => {
+        inputs += 1;
+        const opened = await t.app.inject(
+          wire(walker, {
+            method: 'POST',
+            path: '/v1/ussd/session',
+            routable: true,
+            body: JSON.stringify({ customerId }),
+            contentType: 'application/json',
+            idempotencyKey: randomUUID(),
+            mutations: [],
+          }),
+        );
+        expect(opened.statusCode, opened.body).toBe(201);
+        let data = opened.json().data as {
+          sessionId: string;
+          currentState: string;
+          ussdText: string;
+          menu: { text: string; isEndState: boolean; options: { key: string; label: string }[] };
+        };
+        let previous = '';
+        for (const c of choices) {
+          inputs += 1;
+          const res = await press(data.sessionId, c);
+          if (data.menu.isEndState) {
+            expect([res.statusCode, res.json()]).toEqual([
+              400,
+              { error: 'Bad Request', message: 'USSD session is no longer active' },
+            ]);
+            break;
+          }
+          expect(res.statusCode, `${previous} → ${c}: ${res.body}`).toBe(200);
+          data = res.json().data;
+          expect(data.currentState, `${previous} → ${c}`).not.toBe('ERROR');
+          expect(data.ussdText.length).toBeLessThanOrEqual(182);
+          const lines = data.menu.options.map((o) => `${o.key}. ${o.label}`).join('\n');
+          expect(data.ussdText).toBe(lines ? `${data.menu.text}\n\n${lines}` : data.menu.text);
+          const ref = /Ref (c[a-z0-9]{24})/.exec(data.menu.text)?.[1];
+          if (data.currentState === 'BUY_SUBMITTED' && ref) submitted.add(ref);
+          if (data.currentState === 'REQUEST_CANCELLED') cancelled.add(data.sessionId);
+          previous = `${previous} ${c}`;
+        }
+      }),
+      { ...assertOptions, numRuns: Math.ceil(RUNS / 2) },
+    );
+    // Every submitted buy is exactly one order with exactly one collection, and nothing else was ordered.
+    const rows = (
+      (await t.ctx.database.db.execute(sql`
+        select o.id, o.side, o.status, count(t.id)::int as collections,
+               count(t.id) filter (where t.type = 'OUTGOING')::int as payouts
+          from orders o left join transactions t on t.order_id = o.id and t.type = 'INCOMING'
+         where o.organization_id = ${walker.organizationId}
+         group by o.id, o.side, o.status`)) as unknown as {
+        rows: { id: string; side: string; status: string; collections: number }[];
+      }
+    ).rows;
+    expect(rows.map((r) => r.id).sort()).toEqual([...submitted].sort());
+    for (const r of rows) {
+      expect([r.side, r.collections]).toEqual(['BUY', 1]);
+      expect(['PENDING_PAYMENT', 'CANCELLED']).toContain(r.status);
+    }
+    expect(rows.filter((r) => r.status === 'CANCELLED').length).toBe(cancelled.size);
+    process.stdout.write(
+      `[reliability] ${store}: USSD walks: ${submitted.size} buys submitted, ${cancelled.size} cancelled\n`,
     );
   });
 
