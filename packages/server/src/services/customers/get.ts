@@ -1,6 +1,8 @@
 import type { Customer } from '@partner-api/contract';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, type SQLWrapper, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Queryable } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { customers } from '../../db/schema.ts';
 import { presentCustomer } from './present.ts';
 
@@ -14,9 +16,19 @@ export async function getCustomer({
   organizationId: string;
   id: string;
 }): Promise<Customer | undefined> {
-  const [row] = await db
-    .select()
-    .from(customers)
-    .where(and(eq(customers.id, id), eq(customers.organizationId, organizationId)));
+  // GET /customers/{id} reads through a prepared statement (db/prepared.ts); a transaction builds its own.
+  const [row] =
+    db instanceof PgTransaction
+      ? await db.select().from(customers).where(byIdInOrganization(id, organizationId))
+      : await prepared(db, 'customers_get', (root, name) =>
+          root
+            .select()
+            .from(customers)
+            .where(byIdInOrganization(sql.placeholder('id'), sql.placeholder('organizationId')))
+            .prepare(name),
+        ).execute({ id, organizationId });
   return row ? presentCustomer(row) : undefined;
 }
+
+const byIdInOrganization = (id: string | SQLWrapper, organizationId: string | SQLWrapper) =>
+  and(eq(customers.id, id), eq(customers.organizationId, organizationId));
