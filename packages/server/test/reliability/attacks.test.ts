@@ -565,5 +565,7 @@ describe('the admin listener binds loopback by default', () => {
         await server.stop();
       }
     },
+    // A process on the embedded store (without DATABASE_URL) takes a while to open it.
+    120_000,
   );
 });
