@@ -1,0 +1,485 @@
+/**
+ * `npm run bench`: how close the service runs to its physical ceilings, each ceiling measured in this
+ * same run, right next to the scenario it bounds (issue 8). On PostgreSQL (DATABASE_URL, default
+ * postgres://postgres@127.0.0.1:5432/test) with Redis (REDIS_URL, default redis://127.0.0.1:6379),
+ * then on the embedded store (PGlite):
+ *   1. signed GET /v1/customers/{id}        vs one core's ed25519 verify rate (crypto.verify loop,
+ *                                            measured just before and just after)
+ *   2. GET /v1/webhooks/key                  vs a minimal Fastify route with the same bytes, the two
+ *                                            measured in alternation
+ *   3. signed idempotent POST /v1/customers  vs the store's single-row insert rate at the same
+ *                                            concurrency (pgbench before and after; PGlite: a loop)
+ *   4. 500 USSD sessions walking HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM →
+ *      BUY_SUBMITTED: p99 per move and errors, paced like people (2–5 s between keys); then 500
+ *      more with no pause at all, as a capacity figure
+ * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
+ *
+ * Load: autocannon in this process, 50 connections. Signed requests are signed before the run and
+ * each sent once (a pool sized from a short pilot): no signature is replayed and signing takes no CPU
+ * from the server while it is measured (the signing rate is reported). USSD moves are signed as they
+ * are sent (a move names its session). The server is `partner-api serve` as an operator runs it, with
+ * LOG_LEVEL=info (the default; logs go to a file), sandbox settlement after SANDBOX_SETTLE_MS=3000
+ * (the default: payment callbacks run during the USSD walk), TRUST_PROXY=127.0.0.1 and
+ * RATE_LIMIT_GLOBAL raised to 10^9/60s: every request still goes through the Redis limiter, which
+ * never refuses the bench. Requests carry X-Forwarded-For 198.18.0.1 (RFC 2544's benchmarking
+ * range), so the bench's counters in the shared Redis never eat into anyone's budget for 127.0.0.1.
+ *
+ * The machine is shared and small (2 cores: load generator, server, PostgreSQL and Redis share them).
+ * Every ratio is against a ceiling measured seconds away, and for 1 and 2 also per CPU second
+ * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
+ * what else runs on the machine barely moves. The load average at the start is recorded.
+ *
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd (some scenarios),
+ * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
+ * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing).
+ * Writes bench/results/latest.json and latest.md (git-ignored) and prints the Markdown table.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import {
+  ed25519VerifyRate,
+  nodePgInsertRate,
+  openPgliteCeiling,
+  pgbenchInsertRate,
+  type Rate,
+  withScratchTable,
+} from './lib/ceilings.ts';
+import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/load.ts';
+import { type BenchPartner, createBenchPartner, send, signed } from './lib/partner.ts';
+import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
+import { formatProfile, summariseProfile } from './lib/profile.ts';
+import { measureStart, type StartTiming } from './lib/startup.ts';
+import { runUssd, type UssdResult } from './lib/ussd.ts';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const flagValue = (name: string) => flag(name)?.split('=')[1];
+
+type Store = 'postgres' | 'pglite';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SECONDS = Number(flagValue('seconds') ?? 10);
+const CONNECTIONS = 50;
+const USSD_SESSIONS = 500;
+const USSD_THINK_MS: [number, number] = [2000, 5000];
+const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd').split(','));
+const CPU_PROF = Boolean(flag('cpu-prof'));
+const RESULTS = path.join(ROOT, 'bench/results');
+const CLIENT_IP = '198.18.0.1';
+
+export const TARGETS = {
+  signedGetVsVerify: 0.6,
+  webhookKeyVsFastify: 0.7,
+  signedPostVsInsert: 0.5,
+  ussdP99Ms: 100,
+  rssMb: 250,
+};
+
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+type Signing = { requests: number; perSecond: number };
+type InsertCeiling = { perSecond?: number; label: string; nodePg?: number; error?: string };
+
+type StoreRun = {
+  store: Store;
+  readyMs: number;
+  signedGet?: LoadResult & { signing: Signing; verify: Rate };
+  webhookKey?: LoadResult & { minimalFastify: LoadResult };
+  signedPost?: LoadResult & { signing: Signing; insert: InsertCeiling };
+  ussd?: UssdResult;
+  ussdNoPause?: UssdResult;
+  rssPeakMb: number;
+  profile?: string;
+};
+
+type Report = {
+  meta: {
+    date: string;
+    command: string;
+    node: string;
+    cpus: number;
+    cpuModel?: string;
+    loadAverageAtStart: number[];
+    connections: number;
+    secondsPerScenario: number;
+  };
+  runs: StoreRun[];
+  startup?: StartTiming;
+  totalSeconds: number;
+};
+
+/** Signs `count` requests and times it: the load generator's signing cost, paid before the run. */
+function signPool(count: number, make: (i: number) => PreparedRequest) {
+  const began = performance.now();
+  const pool = Array.from({ length: count }, (_, i) => make(i));
+  return { pool, signing: { requests: count, perSecond: count / ((performance.now() - began) / 1000) } };
+}
+
+/** A short pilot (also the warm-up) finds the rate; then a pool lasting about SECONDS, each sent once. */
+async function signedScenario(server: Child, expectStatus: number, make: (i: number) => PreparedRequest) {
+  const load = { url: server.baseUrl, pid: server.pid, connections: CONNECTIONS, expectStatus };
+  const pilot = await runLoad({ ...load, pool: signPool(CONNECTIONS * 20, make).pool });
+  if (pilot.errors > 0) throw new Error(`pilot answered ${JSON.stringify(pilot.statuses)}`);
+  // The pilot runs cold (JIT, pool connections): 1.5x its rate lasts about SECONDS once warm.
+  const size = Math.max(
+    CONNECTIONS * 40,
+    Math.ceil((pilot.throughput * SECONDS * 1.5) / CONNECTIONS) * CONNECTIONS,
+  );
+  const { pool, signing } = signPool(size, make);
+  return { ...(await runLoad({ ...load, pool })), signing };
+}
+
+const fixedLoad = (server: Child, fixed: PreparedRequest, seconds: number) =>
+  runLoad({
+    url: server.baseUrl,
+    pid: server.pid,
+    connections: CONNECTIONS,
+    expectStatus: 200,
+    fixed,
+    seconds,
+  });
+
+const mean = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined ? (a ?? b) : (a + b) / 2;
+
+/** Customers with a number (so they can buy), created through the API twenty at a time. */
+async function createCustomers(partner: BenchPartner, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const res = await send(
+        partner,
+        signed(partner, 'POST', '/v1/customers', {
+          firstName: 'Ussd',
+          lastName: `Bench ${i}`,
+          msisdn: `2547${String(10_000_000 + i).slice(-8)}`,
+        }),
+      );
+      if (res.status !== 201) throw new Error(`customer create: ${res.status} ${res.text}`);
+      ids[i] = res.json?.data?.id as string;
+    }
+  };
+  await Promise.all(Array.from({ length: 20 }, worker));
+  return ids;
+}
+
+/** The bench's organization and everything under it, so that the shared test database does not grow. */
+async function deleteOrganization(organizationId: string) {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    const byOrg = 'where organization_id = $1';
+    await client.query('begin');
+    for (const table of ['transactions', 'holdings', 'orders', 'ussd_sessions', 'customers']) {
+      await client.query(`delete from ${table} ${byOrg}`, [organizationId]);
+    }
+    await client.query(
+      'delete from idempotency_keys where credential_id in (select id from credentials where organization_id = $1)',
+      [organizationId],
+    );
+    await client.query(`delete from credentials ${byOrg}`, [organizationId]);
+    await client.query('delete from organizations where id = $1', [organizationId]);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback');
+    log(`could not remove the bench organization ${organizationId}: ${(error as Error).message}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Scenario 3's ceiling on this store, measured before and after the scenario. */
+async function insertCeiling(
+  store: Store,
+): Promise<{ measure(): Promise<InsertCeiling>; close(): Promise<void> }> {
+  if (store === 'pglite') {
+    const ceiling = await openPgliteCeiling();
+    return {
+      measure: async () => ({ perSecond: await ceiling.measure(3), label: 'PGlite insert loop' }),
+      close: () => ceiling.close(),
+    };
+  }
+  const drop = await withScratchTable(DATABASE_URL);
+  const nodePg = await nodePgInsertRate(DATABASE_URL, CONNECTIONS, 3);
+  return {
+    async measure() {
+      const result = await pgbenchInsertRate(DATABASE_URL, CONNECTIONS, 4);
+      if (result.perSecond)
+        return { perSecond: result.perSecond, label: `pgbench, ${CONNECTIONS} clients`, nodePg };
+      // No pgbench here: the node-postgres loop is the ceiling (one Node process, like the server).
+      return {
+        perSecond: await nodePgInsertRate(DATABASE_URL, CONNECTIONS, 4),
+        label: `node-postgres loop, ${CONNECTIONS} clients`,
+        nodePg,
+        error: result.error,
+      };
+    },
+    close: drop,
+  };
+}
+
+async function runStore(store: Store, minimal: Child | undefined): Promise<StoreRun> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), `bench-${store}-`));
+  const adminToken = randomBytes(24).toString('hex');
+  const profDir = CPU_PROF ? mkdtempSync(path.join(tmpdir(), `bench-prof-${store}-`)) : undefined;
+  log(`${store}: starting partner-api serve`);
+  const server = await startPartnerApi({
+    env: {
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'info',
+      TRUST_PROXY: '127.0.0.1',
+      RATE_LIMIT_GLOBAL: '1000000000/60s',
+      ...(store === 'postgres' ? { DATABASE_URL, REDIS_URL } : {}),
+    },
+    logFile: path.join(dataDir, 'server.log'),
+    cpuProfDir: profDir,
+  });
+  const rss = sampleRss(server.pid, 250);
+  const run: StoreRun = { store, readyMs: server.readyMs, rssPeakMb: Number.NaN };
+  let organizationId: string | undefined;
+  try {
+    log(`${store}: ready in ${(server.readyMs / 1000).toFixed(1)} s (pid ${server.pid})`);
+    const partner = await createBenchPartner({ ...server, adminToken }, { 'x-forwarded-for': CLIENT_IP });
+    organizationId = partner.organizationId;
+
+    if (ONLY.has('key') && minimal) {
+      log(`${store}: scenario 2, GET /v1/webhooks/key, alternating with the minimal Fastify`);
+      const ours: PreparedRequest = {
+        method: 'GET',
+        path: '/v1/webhooks/key',
+        headers: partner.extraHeaders,
+      };
+      const theirs: PreparedRequest = { method: 'GET', path: '/key', headers: {} };
+      await fixedLoad(minimal, theirs, 2); // warm-up
+      await fixedLoad(server, ours, 2);
+      const a: LoadResult[] = [];
+      const b: LoadResult[] = [];
+      for (let round = 0; round < 2; round++) {
+        a.push(await fixedLoad(minimal, theirs, SECONDS / 2));
+        b.push(await fixedLoad(server, ours, SECONDS / 2));
+      }
+      run.webhookKey = { ...combine(b), minimalFastify: combine(a) };
+    }
+    if (ONLY.has('post')) {
+      log(`${store}: scenario 3, signed idempotent POST /v1/customers, between two insert-rate measurements`);
+      const ceiling = await insertCeiling(store);
+      try {
+        const before = await ceiling.measure();
+        const result = await signedScenario(server, 201, (i) =>
+          signed(partner, 'POST', '/v1/customers', {
+            firstName: 'Bench',
+            lastName: `Customer ${i} ${randomBytes(3).toString('hex')}`,
+            msisdn: '254712345678',
+            referenceId: `bench-${i}`,
+          }),
+        );
+        const after = await ceiling.measure();
+        run.signedPost = {
+          ...result,
+          insert: { ...before, perSecond: mean(before.perSecond, after.perSecond) },
+        };
+      } finally {
+        await ceiling.close();
+      }
+    }
+    const sessions = ONLY.has('ussd') ? USSD_SESSIONS : 0;
+    log(`${store}: creating ${Math.max(100, 2 * sessions)} customers through the API`);
+    const customerIds = await createCustomers(partner, Math.max(100, 2 * sessions));
+    if (ONLY.has('get')) {
+      log(`${store}: scenario 1, signed GET /v1/customers/{id}, between two verify-rate measurements`);
+      const before = ed25519VerifyRate(2);
+      const result = await signedScenario(server, 200, (i) =>
+        signed(partner, 'GET', `/v1/customers/${customerIds[i % 100]}`),
+      );
+      const after = ed25519VerifyRate(2);
+      run.signedGet = {
+        ...result,
+        verify: {
+          perSecond: (before.perSecond + after.perSecond) / 2,
+          perCpuSecond: (before.perCpuSecond + after.perCpuSecond) / 2,
+        },
+      };
+    }
+    if (ONLY.has('ussd')) {
+      log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
+      run.ussd = await runUssd(partner, server.pid, customerIds.slice(0, sessions), {
+        sessions,
+        rampMs: 5000,
+        thinkMs: USSD_THINK_MS,
+      });
+      log(`${store}: scenario 4, ${sessions} more with no pause between keys (capacity)`);
+      run.ussdNoPause = await runUssd(partner, server.pid, customerIds.slice(sessions), {
+        sessions,
+        rampMs: 0,
+        thinkMs: [0, 0],
+      });
+    }
+    return run;
+  } finally {
+    run.rssPeakMb = rss.stop().peakMb;
+    const code = await server.stop();
+    if (code !== 0) log(`${store}: server exited with code ${code}`);
+    if (store === 'postgres' && organizationId) await deleteOrganization(organizationId);
+    if (profDir) {
+      const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) {
+        run.profile = path.join(RESULTS, `profile-${store}.cpuprofile`);
+        renameSync(path.join(profDir, file), run.profile);
+        log(`${store}: CPU profile in ${run.profile}\n${formatProfile(summariseProfile(run.profile))}`);
+      }
+      rmSync(profDir, { recursive: true, force: true });
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------------------------------- report
+
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || !Number.isFinite(n)
+    ? '–'
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+export function markdown(report: Report): string {
+  const { meta, runs, startup } = report;
+  const lines = [
+    `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
+      `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
+      `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario.`,
+    '',
+    '| scenario | store | result | p50 / p99 ms | ceiling | ratio | per CPU-second | target |',
+    '|---|---|---:|---:|---|---:|---:|---|',
+  ];
+  for (const run of runs) {
+    const store = run.store === 'postgres' ? 'PostgreSQL' : 'PGlite';
+    const judged = run.store === 'postgres';
+    const judge = (ok: boolean, target: string) =>
+      `${target}${judged ? `: ${verdict(ok)}` : ' (judged on PostgreSQL)'}`;
+    const g = run.signedGet;
+    if (g) {
+      const r = g.throughput / g.verify.perSecond;
+      const c = g.perServerCoreSecond / g.verify.perCpuSecond;
+      lines.push(
+        `| 1 signed GET /v1/customers/{id} | ${store} | ${fmt(g.throughput)} req/s | ${fmt(g.p50Ms)} / ${fmt(g.p99Ms)} | ed25519 verify ${fmt(g.verify.perSecond)}/s (${fmt(g.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(g.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${judge(r >= TARGETS.signedGetVsVerify, `≥ ${TARGETS.signedGetVsVerify}`)} |`,
+      );
+    }
+    const k = run.webhookKey;
+    if (k) {
+      const m = k.minimalFastify;
+      const r = k.throughput / m.throughput;
+      const c = k.perServerCoreSecond / m.perServerCoreSecond;
+      lines.push(
+        `| 2 GET /v1/webhooks/key | ${store} | ${fmt(k.throughput)} req/s | ${fmt(k.p50Ms)} / ${fmt(k.p99Ms)} | minimal Fastify ${fmt(m.throughput)}/s (${fmt(m.perServerCoreSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(k.perServerCoreSecond)} per CPU-s: ${fmt(c, 2)} | ${judge(r >= TARGETS.webhookKeyVsFastify, `≥ ${TARGETS.webhookKeyVsFastify}`)} |`,
+      );
+    }
+    const p = run.signedPost;
+    if (p) {
+      const r = p.insert.perSecond ? p.throughput / p.insert.perSecond : Number.NaN;
+      lines.push(
+        `| 3 signed idempotent POST /v1/customers | ${store} | ${fmt(p.throughput)} req/s | ${fmt(p.p50Ms)} / ${fmt(p.p99Ms)} | ${p.insert.label} ${fmt(p.insert.perSecond)}/s | ${fmt(r, 2)} | ${fmt(p.perServerCoreSecond)} req per server CPU-s | ${judge(r >= TARGETS.signedPostVsInsert, `≥ ${TARGETS.signedPostVsInsert}`)} |`,
+      );
+    }
+    for (const u of [run.ussd, run.ussdNoPause]) {
+      if (!u) continue;
+      const paced = u === run.ussd;
+      const ok = u.errors === 0 && u.p99Ms < TARGETS.ussdP99Ms;
+      const worst = u.perMove.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a));
+      const name = paced
+        ? `4 USSD: ${u.sessions} sessions, ${USSD_THINK_MS.map((n) => n / 1000).join('–')} s between keys`
+        : `4b USSD: ${u.sessions} sessions, no pause (capacity)`;
+      const target = `p99 < ${TARGETS.ussdP99Ms} ms, 0 errors`;
+      lines.push(
+        `| ${name} | ${store} | ${fmt(u.throughput)} moves/s, ${u.errors} errors, ${u.completed}/${u.sessions} walks | ${fmt(u.p50Ms)} / ${fmt(u.p99Ms)} (worst: ${worst.move} ${fmt(worst.p99Ms)}) | – | – | server ${fmt(u.serverCores, 2)} cores | ${paced ? judge(ok, target) : 'none (Little: p99 ≈ sessions / rate)'} |`,
+      );
+    }
+    lines.push(
+      `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB | | | | | ${judge(run.rssPeakMb < TARGETS.rssMb, `< ${TARGETS.rssMb} MB`)} |`,
+    );
+  }
+  lines.push('', 'Details:');
+  for (const run of runs) {
+    const parts: string[] = [];
+    const g = run.signedGet;
+    if (g)
+      parts.push(
+        `GET: server ${fmt(g.serverCores, 2)} cores, load generator ${fmt(g.loadGeneratorCores, 2)}, machine ${fmt(g.machineBusy * 100)}% busy; signing ${fmt(g.signing.perSecond)}/s beforehand`,
+      );
+    const k = run.webhookKey;
+    if (k)
+      parts.push(
+        `key: server ${fmt(k.serverCores, 2)} cores vs minimal Fastify ${fmt(k.minimalFastify.serverCores, 2)}, machine ${fmt(k.machineBusy * 100)}% busy`,
+      );
+    const p = run.signedPost;
+    if (p)
+      parts.push(
+        `POST: server ${fmt(p.serverCores, 2)} cores, machine ${fmt(p.machineBusy * 100)}% busy${p.insert.nodePg ? `; node-postgres insert loop ${fmt(p.insert.nodePg)}/s` : ''}${p.insert.error ? `; pgbench: ${p.insert.error}` : ''}; signing ${fmt(p.signing.perSecond)}/s beforehand`,
+      );
+    if (parts.length) lines.push(`- ${run.store}: ${parts.join('; ')}`);
+    for (const u of [run.ussd, run.ussdNoPause]) {
+      if (!u) continue;
+      lines.push(
+        `- ${run.store} USSD ${u === run.ussd ? 'paced' : 'no pause'}, p50/p99 ms per move: ${u.perMove.map((m) => `${m.move} ${fmt(m.p50Ms)}/${fmt(m.p99Ms)}`).join('; ')}${u.errorSamples.length ? `; e.g. ${u.errorSamples[0]}` : ''}`,
+      );
+    }
+    lines.push(
+      `- ${run.store}: \`partner-api serve\` answered /healthz 200 ${fmt(run.readyMs / 1000, 1)} s after spawn`,
+    );
+  }
+  if (startup) {
+    lines.push(
+      `- \`npm start\` (embedded store) to /healthz 200: fresh DATA_DIR ${fmt(startup.firstMs / 1000, 1)} s, second start ${fmt(startup.secondMs / 1000, 1)} s`,
+    );
+  }
+  lines.push(`- the whole bench took ${fmt(report.totalSeconds / 60, 1)} min`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function main() {
+  const began = performance.now();
+  mkdirSync(RESULTS, { recursive: true });
+  const meta: Report['meta'] = {
+    date: new Date().toISOString(),
+    command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim(),
+    loadAverageAtStart: loadavg().map((n) => Number(n.toFixed(2))),
+    connections: CONNECTIONS,
+    secondsPerScenario: SECONDS,
+  };
+  log(`load average at start: ${meta.loadAverageAtStart.join(' ')} on ${meta.cpus} cores`);
+  const minimal = ONLY.has('key')
+    ? await startMinimalFastify(path.join(tmpdir(), 'bench-minimal-fastify.log'))
+    : undefined;
+  const runs: StoreRun[] = [];
+  try {
+    for (const store of STORES) runs.push(await runStore(store, minimal));
+  } finally {
+    await minimal?.stop();
+  }
+  let startup: StartTiming | undefined;
+  if (!flag('no-startup')) {
+    log('npm start on a fresh DATA_DIR, then again on the same one');
+    const dir = mkdtempSync(path.join(tmpdir(), 'bench-start-'));
+    try {
+      startup = await measureStart(path.join(dir, 'data'), path.join(dir, 'npm-start.log'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const report: Report = { meta, runs, startup, totalSeconds: (performance.now() - began) / 1000 };
+  writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const table = markdown(report);
+  writeFileSync(path.join(RESULTS, 'latest.md'), table);
+  console.log(`\n${table}`);
+}
+
+await main();
