@@ -1,5 +1,7 @@
 import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Queryable } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { idempotencyKeys } from '../../db/schema.ts';
 
 /** A lock held by a crashed request expires after this long by default (product.md, Idempotency). */
@@ -27,11 +29,28 @@ export async function claimKey(
 ): Promise<ClaimOutcome> {
   const lockUntil = sql`now() + make_interval(secs => ${lockSeconds})`;
   const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
-  const inserted = await db
-    .insert(idempotencyKeys)
-    .values({ ...claim, fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never })
-    .onConflictDoNothing()
-    .returning({ key: idempotencyKeys.key });
+  // The common case, once per mutating request: a prepared statement (db/prepared.ts).
+  const inserted =
+    db instanceof PgTransaction
+      ? await db
+          .insert(idempotencyKeys)
+          .values({ ...claim, fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never })
+          .onConflictDoNothing()
+          .returning({ key: idempotencyKeys.key })
+      : await prepared(db, 'idempotency_claim', (root, name) =>
+          root
+            .insert(idempotencyKeys)
+            .values({
+              credentialId: sql.placeholder('credentialId'),
+              key: sql.placeholder('key'),
+              fingerprint: sql.placeholder('fingerprint'),
+              lockedUntil: sql`now() + make_interval(secs => ${sql.placeholder('lockSeconds')})` as never,
+              expiresAt: sql`now() + make_interval(secs => ${sql.placeholder('ttlSeconds')})` as never,
+            })
+            .onConflictDoNothing()
+            .returning({ key: idempotencyKeys.key })
+            .prepare(name),
+        ).execute({ ...claim, fingerprint, lockSeconds, ttlSeconds });
   if (inserted.length > 0) return { kind: 'claimed' };
 
   const match = and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key));
