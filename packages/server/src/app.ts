@@ -39,6 +39,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     logger: options.logger === false ? false : { level: ctx.config.LOG_LEVEL, redact: LOG_REDACT },
     genReqId: generateRequestId,
     requestIdHeader: false,
+    // One access line per request (installRequestMetrics) instead of Fastify's two: half the cost.
+    disableRequestLogging: true,
     trustProxy: ctx.config.TRUST_PROXY,
     bodyLimit: 102_400,
     // While draining, requests on open connections are still served (Fastify's own 503 body is not a spec shape).
@@ -98,10 +100,22 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   return app;
 }
 
+/** Per response: the metrics, and the one access log line (with the request id, like every line). */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     ctx.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     ctx.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        responseTime: reply.elapsedTime,
+        // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).
+        remoteAddress: request.socket.remoteAddress,
+      },
+      'request completed',
+    );
   });
 }
