@@ -21,16 +21,23 @@ export type ContractViolation = { method: string; url: string; status: number; p
 export const CONTRACT_VIOLATION_STATUS = 599;
 
 type Compiled = { ajv: Ajv; validators: Map<string, ValidateFunction> };
-const compiled = new WeakMap<OpenApiDocument, Compiled>();
+/** By document content (not its servers): the many apps a test process builds share their validators. */
+const compiledByContent = new Map<string, Compiled>();
+const contentKeys = new WeakMap<OpenApiDocument, string>();
 
 function validatorFor(document: OpenApiDocument, key: string, schema: unknown): ValidateFunction {
-  let entry = compiled.get(document);
+  let contentKey = contentKeys.get(document);
+  if (contentKey === undefined) {
+    contentKey = JSON.stringify([document.paths, document.components]);
+    contentKeys.set(document, contentKey);
+  }
+  let entry = compiledByContent.get(contentKey);
   if (!entry) {
     // OpenAPI 3.0 schemas: `nullable` is built into ajv; `example` and friends are not keywords.
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
     entry = { ajv, validators: new Map() };
-    compiled.set(document, entry);
+    compiledByContent.set(contentKey, entry);
   }
   let validate = entry.validators.get(key);
   if (!validate) {
