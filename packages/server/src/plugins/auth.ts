@@ -78,7 +78,7 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
     const result = codec.check(token);
     if (result.ok) return result.claims;
     if (request.routeOptions.config.revoke && result.reason !== 'invalid') {
-      return reject('token', new AppError(400, ErrorLabel.badRequest, 'Token is malformed or expired'));
+      return reject('token', new AppError(400, ErrorLabel.badRequest, ErrorMessage.tokenMalformedOrExpired));
     }
     return reject('token', unauthorized(ErrorMessage.tokenInvalid));
   }
