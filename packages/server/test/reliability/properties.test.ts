@@ -16,7 +16,7 @@ import { createId, signPartnerRequest } from '@partner-api/contract';
 import { eq, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { customers, orders, transactions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
@@ -27,6 +27,8 @@ import { type Endpoint, judge, type Snapshot, snapshot, tally, writeProblems } f
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
 const SEED = process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined;
 const assertOptions = { numRuns: RUNS, seed: SEED, endOnFailure: true };
+// A hundred requests per property (some minting tokens, an scrypt each) on a loaded 2-core CI machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 // ---------- arbitraries ----------
 
