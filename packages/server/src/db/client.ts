@@ -11,6 +11,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import * as schema from './schema.ts';
+import { nameStatements } from './statement-names.ts';
 
 export type Schema = typeof schema;
 /** One type for both drivers: repository code never knows which store it runs on. */
@@ -51,7 +52,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   pool.on('error', () => {});
   // Nor a checked-out one (a transaction in progress): the pool listens only while a client is idle,
   // and an 'error' event without a listener is an uncaught exception. Its queries still fail (→ 503).
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    nameStatements(client);
+  });
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
