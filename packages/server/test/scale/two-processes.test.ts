@@ -1,0 +1,220 @@
+import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { signPartnerRequest } from '@partner-api/contract';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
+import { type ServerProcess, startServer } from '../support/process.ts';
+
+const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
+if (!enabled)
+  console.info(
+    `two partner-api processes as one service: ${process.env.DATABASE_URL ? REDIS_SKIP_REASON : POSTGRES_SKIP_REASON}`,
+  );
+
+type Caller = {
+  clientId: string;
+  clientSecret: string;
+  keyId: string;
+  privateKey: import('node:crypto').KeyObject;
+  token: string;
+};
+
+/**
+ * Two `partner-api serve` processes on one PostgreSQL and one Redis (issue 8): a partner may land on
+ * either for any request and sees one service. (Shared rate-limit budgets: foundation/shared-budget-processes.)
+ */
+describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one Redis', () => {
+  const secrets = {
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+    PROVIDER_CALLBACK_SECRET: randomBytes(24).toString('hex'),
+    WEBHOOK_SIGNING_KEY: generateKeyPairSync('ed25519')
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString(),
+  };
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let caller: Caller;
+
+  const call = async (server: ServerProcess, method: string, path: string, body?: unknown, key?: string) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = signPartnerRequest({
+      method,
+      url: server.baseUrl + path,
+      headers: {
+        authorization: `Bearer ${caller.token}`,
+        'x-client-id': caller.clientId,
+        ...(payload ? { 'content-type': 'application/json' } : {}),
+        ...(key ? { 'x-idempotency-key': key } : {}),
+      },
+      body: payload,
+      keyId: caller.keyId,
+      privateKey: caller.privateKey,
+    });
+    const res = await fetch(server.baseUrl + path, { method, headers, body: payload });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  };
+  const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+    const res = await fetch(server.adminUrl + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${secrets.ADMIN_TOKEN}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.json();
+  };
+  const newToken = async (server: ServerProcess) => {
+    const res = await fetch(`${server.baseUrl}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: caller.clientId, clientSecret: caller.clientSecret }),
+    });
+    return (await res.json()).token as string;
+  };
+
+  beforeAll(async () => {
+    const env = {
+      ...secrets,
+      DATABASE_URL: process.env.DATABASE_URL!,
+      REDIS_URL: process.env.REDIS_URL!,
+      RATE_LIMIT_GLOBAL: '100000/60s',
+      RATE_LIMIT_TOKEN: '100000/60s',
+      SANDBOX_SETTLE_MS: '600000',
+    };
+    [a, b] = await Promise.all([
+      startServer({ ...env, DATA_DIR: tempDataDir() }),
+      startServer({ ...env, DATA_DIR: tempDataDir() }),
+    ]);
+    const org = await admin(a, 'POST', '/admin/organizations', { name: `Scale ${randomUUID().slice(0, 8)}` });
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const keyId = `scale-${randomUUID().slice(0, 8)}`;
+    const credential = await admin(b, 'POST', `/admin/organizations/${org.id}/credentials`, {
+      name: 'scale',
+      publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      keyId,
+    });
+    caller = {
+      clientId: credential.clientId,
+      clientSecret: credential.clientSecret,
+      keyId,
+      privateKey,
+      token: '',
+    };
+    caller.token = await newToken(a);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it('idempotency across instances: a key executed on A replays byte for byte on B', async () => {
+    const key = randomUUID();
+    const body = { firstName: 'Scale', lastName: `Out-${key}` };
+    const first = await call(a, 'POST', '/v1/customers', body, key);
+    expect(first.status).toBe(201);
+    const again = await call(b, 'POST', '/v1/customers', body, key);
+    expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([
+      201,
+      first.text,
+      'true',
+    ]);
+  });
+
+  it('a USSD session opened on A moves on B, then on A, one state after the other', async () => {
+    const customer = JSON.parse(
+      (
+        await call(
+          a,
+          'POST',
+          '/v1/customers',
+          { firstName: 'Wanjiku', lastName: 'Kamau', msisdn: '254712000111' },
+          randomUUID(),
+        )
+      ).text,
+    ).data;
+    const opened = await call(a, 'POST', '/v1/ussd/session', { customerId: customer.id }, randomUUID());
+    const { sessionId } = JSON.parse(opened.text).data;
+    const onB = JSON.parse(
+      (await call(b, 'POST', '/v1/ussd/process', { sessionId, choice: '1' }, randomUUID())).text,
+    ).data;
+    expect(onB.currentState).toBe('STOCKS');
+    const onA = JSON.parse(
+      (await call(a, 'POST', '/v1/ussd/process', { sessionId, choice: '1' }, randomUUID())).text,
+    ).data;
+    expect(onA.currentState).toBe('SELECT_STOCK');
+  });
+
+  it('no double payment: one SUCCESS callback delivered to A and B at once credits the holding once', async () => {
+    const customer = JSON.parse(
+      (
+        await call(
+          a,
+          'POST',
+          '/v1/customers',
+          { firstName: 'Otieno', lastName: 'Pay', msisdn: '254712000222' },
+          randomUUID(),
+        )
+      ).text,
+    ).data;
+    const { sessionId } = JSON.parse(
+      (await call(b, 'POST', '/v1/ussd/session', { customerId: customer.id }, randomUUID())).text,
+    ).data;
+    const servers = [a, b, a, b, a, b];
+    let last: { currentState: string } | undefined;
+    for (const [i, choice] of ['1', '1', '1', '1002', '1'].entries()) {
+      last = JSON.parse(
+        (await call(servers[i]!, 'POST', '/v1/ussd/process', { sessionId, choice }, randomUUID())).text,
+      ).data;
+    }
+    expect(last!.currentState).toBe('BUY_SUBMITTED');
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const tx = (
+        await db.query(
+          "select t.id from transactions t join orders o on o.id = t.order_id where o.customer_id = $1 and t.type = 'INCOMING'",
+          [customer.id],
+        )
+      ).rows;
+      expect(tx).toHaveLength(1);
+      const body = JSON.stringify({
+        transactionId: tx[0].id,
+        status: 'SUCCESS',
+        providerReference: `MP${randomUUID().slice(0, 8)}`,
+      });
+      const signature = `sha256=${createHmac('sha256', secrets.PROVIDER_CALLBACK_SECRET).update(body).digest('hex')}`;
+      const deliveries = await Promise.all(
+        [a, b, a, b].map((s) =>
+          fetch(`${s.baseUrl}/v1/webhooks/callback`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-callback-signature': signature },
+            body,
+          }),
+        ),
+      );
+      expect(deliveries.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const orders = (
+        await db.query('select status, quantity from orders where customer_id = $1', [customer.id])
+      ).rows;
+      expect(orders.map((o) => o.status)).toEqual(['EXECUTED']);
+      const holdings = (await db.query('select units from holdings where customer_id = $1', [customer.id]))
+        .rows;
+      expect(holdings).toHaveLength(1);
+      expect(Number(holdings[0].units)).toBe(Number(orders[0].quantity));
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('a token revoked on A is refused by B on the next request', async () => {
+    caller.token = await newToken(b);
+    expect((await call(b, 'GET', '/v1/oauth/me')).status).toBe(200);
+    expect((await call(a, 'POST', '/v1/oauth/revoke')).status).toBe(200);
+    const refused = await call(b, 'GET', '/v1/oauth/me');
+    expect([refused.status, JSON.parse(refused.text).message]).toEqual([
+      401,
+      'Invalid organization authentication token',
+    ]);
+  });
+});
