@@ -1,7 +1,8 @@
 import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { signPartnerRequest } from '@partner-api/contract';
+import { ErrorMessage, signPartnerRequest } from '@partner-api/contract';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueClientIp } from '../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
 
@@ -35,6 +36,9 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
   let a: ServerProcess;
   let b: ServerProcess;
   let caller: Caller;
+  // Redis counts per client address for every process on this machine: these calls come from an
+  // address of their own (through the trusted loopback proxy), so they never eat another test's budget.
+  const clientIp = { 'x-forwarded-for': uniqueClientIp() };
 
   const call = async (server: ServerProcess, method: string, path: string, body?: unknown, key?: string) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -51,7 +55,11 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
       keyId: caller.keyId,
       privateKey: caller.privateKey,
     });
-    const res = await fetch(server.baseUrl + path, { method, headers, body: payload });
+    const res = await fetch(server.baseUrl + path, {
+      method,
+      headers: { ...headers, ...clientIp },
+      body: payload,
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
   const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
@@ -68,7 +76,7 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
   const newToken = async (server: ServerProcess) => {
     const res = await fetch(`${server.baseUrl}/v1/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...clientIp },
       body: JSON.stringify({ clientId: caller.clientId, clientSecret: caller.clientSecret }),
     });
     return (await res.json()).token as string;
@@ -79,6 +87,7 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
       ...secrets,
       DATABASE_URL: process.env.DATABASE_URL!,
       REDIS_URL: process.env.REDIS_URL!,
+      TRUST_PROXY: '127.0.0.1',
       RATE_LIMIT_GLOBAL: '100000/60s',
       RATE_LIMIT_TOKEN: '100000/60s',
       SANDBOX_SETTLE_MS: '600000',
@@ -119,6 +128,60 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
       first.text,
       'true',
     ]);
+  });
+
+  it('idempotency across instances: the same key with another payload on B is a 422', async () => {
+    const key = randomUUID();
+    expect(
+      (await call(a, 'POST', '/v1/customers', { firstName: 'Scale', lastName: 'One' }, key)).status,
+    ).toBe(201);
+    const other = await call(b, 'POST', '/v1/customers', { firstName: 'Scale', lastName: 'Two' }, key);
+    expect([other.status, JSON.parse(other.text)]).toEqual([
+      422,
+      { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch },
+    ]);
+  });
+
+  it('idempotency across instances: a key in flight on A is a 409 on B, then B replays what A answered', async () => {
+    const customer = JSON.parse(
+      (await call(a, 'POST', '/v1/customers', { firstName: 'In', lastName: 'Flight' }, randomUUID())).text,
+    ).data;
+    const { sessionId } = JSON.parse(
+      (await call(a, 'POST', '/v1/ussd/session', { customerId: customer.id }, randomUUID())).text,
+    ).data;
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      // Hold the session row as a slow move would: A's move claims the key, then waits on the lock.
+      await db.query('begin');
+      await db.query('select 1 from ussd_sessions where id = $1 for update', [sessionId]);
+      const key = randomUUID();
+      const move = { sessionId, choice: '1' };
+      const onA = call(a, 'POST', '/v1/ussd/process', move, key);
+      const deadline = Date.now() + 10_000;
+      while ((await db.query('select 1 from idempotency_keys where key = $1', [key])).rowCount === 0) {
+        if (Date.now() > deadline) throw new Error('A never claimed the key');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const onB = await call(b, 'POST', '/v1/ussd/process', move, key);
+      expect([onB.status, JSON.parse(onB.text)]).toEqual([
+        409,
+        { error: 'Conflict', message: ErrorMessage.idempotencyInProgress },
+      ]);
+      await db.query('rollback');
+      const answered = await onA;
+      expect(answered.status).toBe(200);
+      expect(JSON.parse(answered.text).data.currentState).toBe('STOCKS');
+      const replayed = await call(b, 'POST', '/v1/ussd/process', move, key);
+      expect([replayed.status, replayed.text, replayed.headers.get('idempotent-replayed')]).toEqual([
+        200,
+        answered.text,
+        'true',
+      ]);
+    } finally {
+      await db.query('rollback').catch(() => {});
+      await db.end();
+    }
   });
 
   it('a USSD session opened on A moves on B, then on A, one state after the other', async () => {
@@ -188,7 +251,7 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
         [a, b, a, b].map((s) =>
           fetch(`${s.baseUrl}/v1/webhooks/callback`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-callback-signature': signature },
+            headers: { 'content-type': 'application/json', 'x-callback-signature': signature, ...clientIp },
             body,
           }),
         ),
