@@ -390,12 +390,13 @@ export function markdown(report: Report): string {
     for (const u of [run.ussd, run.ussdNoPause]) {
       if (!u) continue;
       const paced = u === run.ussd;
-      const ok = u.errors === 0 && u.p99Ms < TARGETS.ussdP99Ms;
       const worst = u.perMove.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a));
+      // Judged per move: every step's p99, not only all moves together.
+      const ok = u.errors === 0 && Math.max(u.p99Ms, worst.p99Ms) < TARGETS.ussdP99Ms;
       const name = paced
         ? `4 USSD: ${u.sessions} sessions, ${USSD_THINK_MS.map((n) => n / 1000).join('–')} s between keys`
         : `4b USSD: ${u.sessions} sessions, no pause (capacity)`;
-      const target = `p99 < ${TARGETS.ussdP99Ms} ms, 0 errors`;
+      const target = `p99 of every move < ${TARGETS.ussdP99Ms} ms, 0 errors`;
       lines.push(
         `| ${name} | ${store} | ${fmt(u.throughput)} moves/s, ${u.errors} errors, ${u.completed}/${u.sessions} walks | ${fmt(u.p50Ms)} / ${fmt(u.p99Ms)} (worst: ${worst.move} ${fmt(worst.p99Ms)}) | – | – | server ${fmt(u.serverCores, 2)} cores | ${paced ? judge(ok, target) : 'none (Little: p99 ≈ sessions / rate)'} |`,
       );
