@@ -77,7 +77,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           requests: [
             {
               setupRequest: (request: autocannon.Request) => {
-                // autocannon may build one request past `amount`; it is never sent, and never signed twice.
+                // autocannon builds exactly `amount` requests (checked below): each pooled one once.
                 const prepared = pool[Math.min(next++, pool.length - 1)]!;
                 return { ...request, ...prepared };
               },
@@ -92,6 +92,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         },
   );
   const seconds = (performance.now() - began) / 1000;
+  if (pool && next > pool.length) throw new Error(`${next - pool.length} pooled requests would have been sent twice`);
   const serverCpu = cpuSeconds(options.pid) - serverCpu0;
   const self = process.cpuUsage(selfCpu0);
   const machine1 = machineJiffies();
