@@ -92,7 +92,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         },
   );
   const seconds = (performance.now() - began) / 1000;
-  if (pool && next > pool.length) throw new Error(`${next - pool.length} pooled requests would have been sent twice`);
+  if (pool && next > pool.length)
+    throw new Error(`${next - pool.length} pooled requests would have been sent twice`);
   const serverCpu = cpuSeconds(options.pid) - serverCpu0;
   const self = process.cpuUsage(selfCpu0);
   const machine1 = machineJiffies();
