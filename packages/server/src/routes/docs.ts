@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { marked } from 'marked';
 import type { AppContext } from '../context.ts';
+import { SERVER_FILES } from '../lib/package-paths.ts';
 import { buildOpenApiDocument } from '../openapi/build-document.ts';
 import type { CatalogRoute } from '../openapi/route-catalog.ts';
 import type { OpenApiDocument } from '../openapi/types.ts';
 
-const OWN_ASSETS = fileURLToPath(new URL('../openapi/assets/', import.meta.url));
-const SIGNING_GUIDE = fileURLToPath(new URL('../../../../docs/signing.md', import.meta.url));
+const OWN_ASSETS = SERVER_FILES.openApiAssets;
+const SIGNING_GUIDE = SERVER_FILES.signingGuide;
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** Everything the pages load comes from this server: the machines (and many partners' networks) are offline. */

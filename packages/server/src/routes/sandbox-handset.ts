@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CUID_PATTERN,
   ErrorLabel,
@@ -15,6 +14,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { credentials, organizations, transactions } from '../db/schema.ts';
 import { AppError } from '../lib/errors.ts';
+import { SERVER_FILES } from '../lib/package-paths.ts';
 import { listCustomers } from '../services/customers/list.ts';
 import { requestPayments } from '../services/payments/provider.ts';
 import { getPaymentStatus } from '../services/payments/status.ts';
@@ -22,7 +22,7 @@ import { DEMO_KEY_ID, type SandboxCredentialsFile } from '../services/sandbox/se
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 
-const UI_DIR = fileURLToPath(new URL('../sandbox-ui/', import.meta.url));
+const UI_DIR = SERVER_FILES.sandboxUi;
 const UI_FILES: Record<string, string> = {
   'handset.css': 'text/css; charset=utf-8',
   'handset.js': 'text/javascript; charset=utf-8',
