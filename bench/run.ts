@@ -39,6 +39,7 @@ import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync 
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { buildBundles } from '../scripts/build.ts';
 import {
   ed25519VerifyRate,
   nodePgInsertRate,
@@ -445,6 +446,8 @@ export function markdown(report: Report): string {
 
 async function main() {
   const began = performance.now();
+  log('npm run build: the server as production runs it (plain JavaScript, no TypeScript loader)');
+  await buildBundles({ quiet: true });
   mkdirSync(RESULTS, { recursive: true });
   const meta: Report['meta'] = {
     date: new Date().toISOString(),

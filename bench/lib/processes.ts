@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
+/** The production build (`npm run build`, which the bench runs first): node alone, no TypeScript loader. */
+const CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -78,7 +79,7 @@ function stopper(child: ChildProcess) {
   };
 }
 
-/** `partner-api serve` as an operator runs it (one node process, tsx loader), logs to `logFile`. */
+/** `partner-api serve` as an operator runs it (one node process, the built bundle), logs to `logFile`. */
 export async function startPartnerApi(options: {
   env: Record<string, string>;
   logFile: string;
@@ -90,8 +91,6 @@ export async function startPartnerApi(options: {
   const baseUrl = `http://127.0.0.1:${port}`;
   const args = [
     ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
-    '--import',
-    'tsx',
     CLI,
     'serve',
   ];

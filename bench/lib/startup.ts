@@ -14,7 +14,7 @@ async function startOnce(dataDir: string, logFile: string): Promise<number> {
   const adminPort = await freePort();
   const fd = openSync(logFile, 'a');
   const began = performance.now();
-  // npm → tsx → node: its own process group, so that the whole tree gets the signal.
+  // npm → sh → node: its own process group, so that the whole tree gets the signal.
   const child = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
     detached: true,

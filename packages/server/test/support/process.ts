@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
+/** What `npm start` runs: the bundle `npm run build` writes (scripts/build.ts's buildBundles). */
+export const BUILT_CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,15 +30,19 @@ export type ServerProcess = {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
-/** Runs `partner-api serve` as a real process, the way an operator does; resolves once /healthz answers 200. */
+/**
+ * Runs `partner-api serve` as a real process, the way an operator does (from the sources through tsx,
+ * or `built`: the bundle `npm start` runs); resolves once /healthz answers 200.
+ */
 export async function startServer(
   env: Record<string, string>,
-  options: { waitForHealth?: boolean; timeoutMs?: number } = {},
+  options: { waitForHealth?: boolean; timeoutMs?: number; built?: boolean } = {},
 ): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const adminPort = env.ADMIN_PORT ? Number(env.ADMIN_PORT) : await freePort();
   // One process (no tsx wrapper), so that a SIGKILL in a test really kills the server.
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+  const args = options.built ? [BUILT_CLI, 'serve'] : ['--import', 'tsx', CLI, 'serve'];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
