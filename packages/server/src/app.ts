@@ -1,6 +1,7 @@
 import { ErrorLabel } from '@partner-api/contract';
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
+import { createLogger } from './lib/logger.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
@@ -20,23 +21,14 @@ import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 
-/** Never logged: credentials, signatures and keys (product.md, Operations). */
-export const LOG_REDACT = [
-  'req.headers.authorization',
-  'req.headers.signature',
-  'req.headers["x-callback-signature"]',
-  '*.clientSecret',
-  '*.privateKey',
-  '*.secret',
-  '*.token',
-];
-
 export type BuildOptions = { logger?: boolean };
 
 /** Builds the public app; the process (listen, signals) belongs to server.ts. */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: ctx.config.LOG_LEVEL, redact: LOG_REDACT },
+    ...(options.logger === false
+      ? { logger: false }
+      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
     genReqId: generateRequestId,
     requestIdHeader: false,
     // One access line per request (installRequestMetrics) instead of Fastify's two: half the cost.

@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { desc, eq } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { LOG_REDACT } from '../app.ts';
 import type { AppContext } from '../context.ts';
 import { credentials } from '../db/schema.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
 import { InvalidPublicKeyError } from '../lib/keys.ts';
+import { createLogger } from '../lib/logger.ts';
 import { installBodyParsers } from '../plugins/body-parsing.ts';
 import { installErrorHandling } from '../plugins/errors.ts';
 import { generateRequestId, installRequestId } from '../plugins/request-id.ts';
@@ -37,7 +37,9 @@ export async function buildAdminApp(
   options: { logger?: boolean } = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: ctx.config.LOG_LEVEL, redact: LOG_REDACT },
+    ...(options.logger === false
+      ? { logger: false }
+      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
     genReqId: generateRequestId,
     requestIdHeader: false,
   });
