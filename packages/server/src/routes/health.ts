@@ -12,15 +12,25 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+const check = (ping: Promise<unknown>) =>
+  withTimeout(ping, PING_TIMEOUT_MS).then(
+    () => 'ok' as const,
+    () => 'unavailable' as const,
+  );
+
 /** Root-level operational routes: outside /v1, exempt from rate limits. */
 export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
   app.get('/healthz', async (request, reply) => {
-    const database = await withTimeout(ctx.database.ping(), PING_TIMEOUT_MS).then(
-      () => 'ok' as const,
-      () => 'unavailable' as const,
-    );
-    let redis: 'ok' | 'unavailable' | 'not configured' = 'not configured';
-    if (ctx.redis) redis = ctx.redis.status === 'ready' ? 'ok' : 'unavailable';
+    const [database, redis] = await Promise.all([
+      check(ctx.database.ping()),
+      // A connection that reads as ready may lead to a Redis that no longer answers (a partition):
+      // only an answered PING is 'ok'.
+      ctx.redis
+        ? ctx.redis.status === 'ready'
+          ? check(ctx.redis.ping())
+          : ('unavailable' as const)
+        : ('not configured' as const),
+    ]);
     // Redis down is degraded, not down: limits fall back to memory.
     if (database !== 'ok') {
       request.log.error({ checks: { database, redis } }, 'health check failed');
