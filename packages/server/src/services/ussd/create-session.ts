@@ -1,14 +1,15 @@
 import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partner-api/contract';
-import { and, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
-import { customers, ussdSessions } from '../../db/schema.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Log } from '../payments/provider.ts';
 import { withErrorState } from './error-state.ts';
 import { loadUssdData } from './load-data.ts';
 import { errorScreen, startSession } from './machine.ts';
 import { expiryFrom, newSessionId, presentScreen } from './present.ts';
+import { rowsOf } from './rows.ts';
+import { insertSession } from './session-row.ts';
 import type { UssdState } from './types.ts';
 
 export type UssdReply = { status: number; body: UssdResponse; state: UssdState };
@@ -29,32 +30,29 @@ export async function createUssdSession({
   input: { organizationId: string; customerId: string };
   log: Log;
 }): Promise<UssdReply> {
-  const [customer] = await tx
-    .select()
-    .from(customers)
-    .where(and(eq(customers.id, input.customerId), eq(customers.organizationId, input.organizationId)));
+  const customer = await customerOf(tx, input);
   if (!customer?.isActive) {
     throw new AppError(404, ErrorLabel.customerNotFound, ErrorMessage.ussdCustomerNotFound);
   }
   const sessionId = newSessionId();
   const expiresAt = expiryFrom(new Date(), ctx.config.USSD_SESSION_TTL_SECONDS);
-  const row = { id: sessionId, organizationId: customer.organizationId, customerId: customer.id, expiresAt };
+  const { organizationId, customerId } = input;
+  const row = { id: sessionId, organizationId, customerId, expiresAt };
 
   return withErrorState<UssdReply>(
     tx,
-    async (savepoint) => {
-      const screen = startSession(await loadUssdData(savepoint, customer));
+    async () => {
+      const snapshot = await loadUssdData(tx, { organizationId, customerId });
+      const screen = startSession(snapshot.data);
       await ctx.faultInjector?.('ussd.session.menu');
-      await savepoint
-        .insert(ussdSessions)
-        .values({ ...row, state: screen.state, context: { ...screen.context } });
+      await insertSession(tx, row, screen);
       const data = presentScreen(sessionId, screen, expiresAt);
       return { status: 201, body: { message: UssdMessage.sessionCreated, data }, state: screen.state };
     },
     async (error) => {
       log.error({ err: error, sessionId }, 'USSD session menu failed; session opened in ERROR');
       const screen = errorScreen();
-      await tx.insert(ussdSessions).values({ ...row, state: screen.state, context: { ...screen.context } });
+      await insertSession(tx, row, screen);
       const data = presentScreen(sessionId, screen, expiresAt);
       return {
         status: 200,
@@ -63,4 +61,15 @@ export async function createUssdSession({
       };
     },
   );
+}
+
+/** The caller's customer, if it is one of the organization's: whether it is active. */
+async function customerOf(
+  tx: Tx,
+  { organizationId, customerId }: { organizationId: string; customerId: string },
+): Promise<{ isActive: boolean } | undefined> {
+  const result = await tx.execute(
+    sql`select is_active as "isActive" from customers where id = ${customerId} and organization_id = ${organizationId}`,
+  );
+  return rowsOf<{ isActive: boolean }>(result)[0];
 }

@@ -1,57 +1,58 @@
-import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { holdings, orders, organizations, stocks } from '../../db/schema.ts';
-import { listActiveStocks } from '../stocks/upsert.ts';
-import type { UssdData, UssdOpenOrder } from './types.ts';
+import { rowsOf } from './rows.ts';
+import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
 
 /** Orders the customer can still cancel, listed under "Open requests". */
 export const OPEN_ORDER_STATUSES = ['PENDING_PAYMENT', 'PAID'] as const;
+const OPEN = sql.raw(OPEN_ORDER_STATUSES.map((s) => `'${s}'`).join(', '));
 
-/** The snapshot the pure machine reads, loaded inside the move's transaction after the session lock. */
+type Row = {
+  customer: { msisdn: string | null } | null;
+  organization_name: string | null;
+  stocks: UssdStock[];
+  holdings: (Omit<UssdHolding, 'units'> & { units: string })[];
+  open_orders: UssdOpenOrder[];
+};
+
+/**
+ * The snapshot the pure machine reads, loaded inside the move's transaction after the session lock,
+ * in one statement (one round trip): the customer, the organization's name, the listed catalog, the
+ * customer's holdings and open orders, each scoped by the organization. Numbers travel as text, as
+ * the columns read one by one would (`price` '28.5000', `amount` '1000.00'). `customer` is
+ * undefined when the organization has no such customer.
+ */
 export async function loadUssdData(
   tx: Tx,
-  customer: { id: string; organizationId: string; msisdn: string | null },
-): Promise<UssdData> {
-  const [organization] = await tx
-    .select({ name: organizations.name })
-    .from(organizations)
-    .where(eq(organizations.id, customer.organizationId));
-  const catalog = await listActiveStocks(tx);
-  const held = await tx
-    .select({
-      stockId: holdings.stockId,
-      symbol: stocks.symbol,
-      units: holdings.units,
-      value: sql<string>`round(${holdings.units} * ${stocks.price}, 2)::text`,
-    })
-    .from(holdings)
-    .innerJoin(stocks, eq(stocks.id, holdings.stockId))
-    .where(and(eq(holdings.customerId, customer.id), gt(holdings.units, '0')))
-    .orderBy(asc(stocks.symbol));
-  const open = await tx
-    .select({
-      id: orders.id,
-      side: orders.side,
-      symbol: stocks.symbol,
-      amount: orders.amount,
-      status: orders.status,
-    })
-    .from(orders)
-    .innerJoin(stocks, eq(stocks.id, orders.stockId))
-    // The organization leads orders_org_customer_idx: without it this is a scan of every order.
-    .where(
-      and(
-        eq(orders.organizationId, customer.organizationId),
-        eq(orders.customerId, customer.id),
-        inArray(orders.status, [...OPEN_ORDER_STATUSES]),
-      ),
-    )
-    .orderBy(desc(orders.createdAt), desc(orders.id));
+  owner: { organizationId: string; customerId: string },
+): Promise<{ customer?: { msisdn: string | null }; data: UssdData }> {
+  const { organizationId: org, customerId: customer } = owner;
+  const result = await tx.execute(sql`select
+  (select json_build_object('msisdn', c.msisdn) from customers c
+    where c.id = ${customer} and c.organization_id = ${org}) as customer,
+  (select o.name from organizations o where o.id = ${org}) as organization_name,
+  coalesce((select json_agg(json_build_object('id', s.id, 'symbol', s.symbol, 'name', s.name,
+      'price', s.price::text, 'currency', s.currency) order by s.symbol)
+    from stocks s where s.is_active), '[]') as stocks,
+  coalesce((select json_agg(json_build_object('stockId', h.stock_id, 'symbol', s.symbol,
+      'units', h.units::text, 'value', round(h.units * s.price, 2)::text) order by s.symbol)
+    from holdings h join stocks s on s.id = h.stock_id
+    where h.organization_id = ${org} and h.customer_id = ${customer} and h.units > 0), '[]') as holdings,
+  coalesce((select json_agg(json_build_object('id', o.id, 'side', o.side, 'symbol', s.symbol,
+      'amount', o.amount::text, 'status', o.status) order by o.created_at desc, o.id desc)
+    from orders o join stocks s on s.id = o.stock_id
+    where o.organization_id = ${org} and o.customer_id = ${customer} and o.status in (${OPEN})), '[]')
+    as open_orders`);
+  const [row] = rowsOf<Row>(result);
+  if (!row) throw new Error('USSD data: the snapshot query returned no row');
   return {
-    organizationName: organization?.name ?? '',
-    customer: { id: customer.id, hasMsisdn: Boolean(customer.msisdn) },
-    stocks: catalog.map(({ id, symbol, name, price, currency }) => ({ id, symbol, name, price, currency })),
-    holdings: held.map((h) => ({ ...h, units: Number(h.units) })),
-    openOrders: open satisfies UssdOpenOrder[],
+    ...(row.customer ? { customer: row.customer } : {}),
+    data: {
+      organizationName: row.organization_name ?? '',
+      customer: { id: customer, hasMsisdn: Boolean(row.customer?.msisdn) },
+      stocks: row.stocks,
+      holdings: row.holdings.map((h) => ({ ...h, units: Number(h.units) })),
+      openOrders: row.open_orders,
+    },
   };
 }

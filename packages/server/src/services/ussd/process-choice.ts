@@ -1,8 +1,6 @@
 import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
-import { customers, ussdSessions } from '../../db/schema.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
@@ -11,7 +9,8 @@ import { withErrorState } from './error-state.ts';
 import { loadUssdData } from './load-data.ts';
 import { completeSubmission, errorScreen, isEndState, move } from './machine.ts';
 import { expiryFrom, presentScreen } from './present.ts';
-import { USSD_STATES, type UssdContext, type UssdScreen, type UssdState } from './types.ts';
+import { lockSession, saveSession } from './session-row.ts';
+import { USSD_STATES, type UssdContext, type UssdState } from './types.ts';
 
 const badRequest = (message: string) => new AppError(400, ErrorLabel.badRequest, message);
 const isUssdState = (value: string): value is UssdState => (USSD_STATES as readonly string[]).includes(value);
@@ -33,11 +32,8 @@ export async function processUssdChoice({
   input: { organizationId: string; sessionId: string; choice: string };
   log: Log;
 }): Promise<UssdReply & { payments: TransactionRef[] }> {
-  const [session] = await tx
-    .select()
-    .from(ussdSessions)
-    .where(eq(ussdSessions.id, input.sessionId))
-    .for('update');
+  const { sessionId } = input;
+  const session = await lockSession(tx, sessionId);
   if (!session) throw new AppError(404, ErrorLabel.sessionNotFound, ErrorMessage.sessionNotFound);
   if (session.organizationId !== input.organizationId) {
     throw new AppError(403, ErrorLabel.sessionForbidden, ErrorMessage.sessionForbidden);
@@ -47,46 +43,35 @@ export async function processUssdChoice({
     throw badRequest(ErrorMessage.sessionInactive);
   }
   const now = new Date();
-  if (session.expiresAt.getTime() <= now.getTime()) throw badRequest(ErrorMessage.sessionExpired);
+  if (session.expiresAtMs <= now.getTime()) throw badRequest(ErrorMessage.sessionExpired);
   const expiresAt = expiryFrom(now, ctx.config.USSD_SESSION_TTL_SECONDS);
-  const save = (db: Tx, screen: UssdScreen) =>
-    db
-      .update(ussdSessions)
-      .set({
-        state: screen.state,
-        context: { ...screen.context },
-        isActive: !screen.menu.isEndState,
-        expiresAt,
-        updatedAt: now,
-      })
-      .where(eq(ussdSessions.id, session.id));
+  const times = { expiresAt, now };
 
   return withErrorState<UssdReply & { payments: TransactionRef[] }>(
     tx,
-    async (savepoint) => {
-      if (!isUssdState(state)) throw new Error(`session ${session.id} holds unknown state ${state}`);
-      const [customer] = await savepoint.select().from(customers).where(eq(customers.id, session.customerId));
-      if (!customer) throw new Error(`session ${session.id}: customer ${session.customerId} is gone`);
-      const data = await loadUssdData(savepoint, customer);
+    async () => {
+      if (!isUssdState(state)) throw new Error(`session ${sessionId} holds unknown state ${state}`);
+      const owner = { organizationId: session.organizationId, customerId: session.customerId };
+      const { customer, data } = await loadUssdData(tx, owner);
+      if (!customer) throw new Error(`session ${sessionId}: customer ${session.customerId} is gone`);
       const context = session.context as unknown as UssdContext;
       const moved = move({ state, context, choice: input.choice, data });
-      const owner = { organizationId: session.organizationId, customerId: session.customerId };
-      const effects = await applyEffects(savepoint, owner, moved.effects);
+      const effects = await applyEffects(tx, owner, moved.effects);
       await ctx.faultInjector?.('ussd.process.effects');
       const screen = effects.orderId
         ? completeSubmission(moved.state, moved.context, effects.orderId)
         : moved;
-      await save(savepoint, screen);
-      const body = { message: UssdMessage.processed, data: presentScreen(session.id, screen, expiresAt) };
+      await saveSession(tx, sessionId, screen, times);
+      const body = { message: UssdMessage.processed, data: presentScreen(sessionId, screen, expiresAt) };
       return { status: 200, body, state: screen.state, payments: effects.payments };
     },
     async (error) => {
-      log.error({ err: error, sessionId: session.id, from: state }, 'USSD move failed; session put in ERROR');
+      log.error({ err: error, sessionId, from: state }, 'USSD move failed; session put in ERROR');
       const screen = errorScreen();
-      await save(tx, screen);
+      await saveSession(tx, sessionId, screen, times);
       const body = {
         message: UssdMessage.processedWithError,
-        data: presentScreen(session.id, screen, expiresAt),
+        data: presentScreen(sessionId, screen, expiresAt),
       };
       return { status: 200, body, state: screen.state, payments: [] };
     },
