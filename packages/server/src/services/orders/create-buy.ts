@@ -1,42 +1,39 @@
 import { createId } from '@partner-api/contract';
-import { and, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { customers, orders, stocks } from '../../db/schema.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
+import { rowsOf } from '../ussd/rows.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
 
 /**
  * A buy order (BUY, PENDING_PAYMENT) for a whole amount at the current price, and its collection
- * (INCOMING, PENDING) from the customer's number. The collection is requested after commit.
+ * (INCOMING, PENDING) from the customer's number (`msisdn`, read by the caller in the same
+ * transaction). The collection is requested after commit. The order is inserted from the listed
+ * stock's row in one statement: no row when the stock is not listed.
  */
 export async function createBuyOrder(
   tx: Tx,
-  input: { organizationId: string; customerId: string; stockId: string; amount: string },
+  input: {
+    organizationId: string;
+    customerId: string;
+    msisdn: string | null;
+    stockId: string;
+    amount: string;
+  },
 ): Promise<PlacedOrder> {
-  const [customer] = await tx
-    .select({ msisdn: customers.msisdn })
-    .from(customers)
-    .where(and(eq(customers.id, input.customerId), eq(customers.organizationId, input.organizationId)));
-  if (!customer?.msisdn) throw new Error('buy order: the customer has no number to collect from');
-  const [stock] = await tx
-    .select()
-    .from(stocks)
-    .where(and(eq(stocks.id, input.stockId), eq(stocks.isActive, true)));
-  if (!stock) throw new Error(`buy order: stock ${input.stockId} is not listed`);
+  const { msisdn } = input;
+  if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
   const orderId = createId();
-  await tx.insert(orders).values({
-    id: orderId,
-    organizationId: input.organizationId,
-    customerId: input.customerId,
-    stockId: stock.id,
-    side: 'BUY',
-    status: 'PENDING_PAYMENT',
-    amount: input.amount,
-    currency: stock.currency,
-    price: stock.price,
-  });
+  const result = await tx.execute(sql`insert into orders
+  (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
+  select ${orderId}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
+  ${input.amount}::numeric, s.currency, s.price
+  from stocks s where s.id = ${input.stockId} and s.is_active
+  returning currency`);
+  const [order] = rowsOf<{ currency: string }>(result);
+  if (!order) throw new Error(`buy order: stock ${input.stockId} is not listed`);
   const payment = await createTransaction({
     tx,
     input: {
@@ -44,8 +41,8 @@ export async function createBuyOrder(
       orderId,
       type: 'INCOMING',
       amount: input.amount,
-      currency: stock.currency,
-      msisdn: customer.msisdn,
+      currency: order.currency,
+      msisdn,
     },
   });
   return { orderId, payments: [payment] };

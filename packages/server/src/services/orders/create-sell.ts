@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { customers, holdings, orders, stocks } from '../../db/schema.ts';
+import { holdings, orders, stocks } from '../../db/schema.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { PlacedOrder } from './create-buy.ts';
 import { proceedsOf } from './decimal.ts';
@@ -9,17 +9,21 @@ import { proceedsOf } from './decimal.ts';
 /**
  * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
  * (only if it still holds the units: the guarded update is the check) and the proceeds are paid out
- * by a disbursement (OUTGOING, PENDING) requested after commit.
+ * by a disbursement (OUTGOING, PENDING) requested after commit, to the customer's number (`msisdn`,
+ * read by the caller in the same transaction).
  */
 export async function createSellOrder(
   tx: Tx,
-  input: { organizationId: string; customerId: string; stockId: string; quantity: number },
+  input: {
+    organizationId: string;
+    customerId: string;
+    msisdn: string | null;
+    stockId: string;
+    quantity: number;
+  },
 ): Promise<PlacedOrder> {
-  const [customer] = await tx
-    .select({ msisdn: customers.msisdn })
-    .from(customers)
-    .where(and(eq(customers.id, input.customerId), eq(customers.organizationId, input.organizationId)));
-  if (!customer?.msisdn) throw new Error('sell order: the customer has no number to pay out to');
+  const { msisdn } = input;
+  if (!msisdn) throw new Error('sell order: the customer has no number to pay out to');
   const [stock] = await tx
     .select()
     .from(stocks)
@@ -60,7 +64,7 @@ export async function createSellOrder(
       type: 'OUTGOING',
       amount: proceeds,
       currency: stock.currency,
-      msisdn: customer.msisdn,
+      msisdn,
     },
   });
   return { orderId, payments: [payout] };

@@ -12,7 +12,8 @@ export type EffectsResult = {
   payments: TransactionRef[];
 };
 
-type Owner = { organizationId: string; customerId: string };
+/** Whose move it is; `msisdn` is the customer's number as the move's snapshot read it. */
+type Owner = { organizationId: string; customerId: string; msisdn: string | null };
 
 /** Runs the machine's effects in the move's transaction; any failure rolls the whole move back. */
 export async function applyEffects(tx: Tx, owner: Owner, effects: UssdEffect[]): Promise<EffectsResult> {
