@@ -10,6 +10,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { SERVER_FILES } from '../lib/package-paths.ts';
+import { createBreaker, guardPool } from './breaker.ts';
 import * as schema from './schema.ts';
 import { nameStatements } from './statement-names.ts';
 
@@ -48,6 +49,8 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     // A dependency that is reachable but stuck must become a 503, never a hang.
     query_timeout: 10_000,
   });
+  const breaker = createBreaker(url);
+  const guard = guardPool(pool, breaker, isDatabaseUnavailable);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   // Nor a checked-out one (a transaction in progress): the pool listens only while a client is idle,
@@ -55,6 +58,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   pool.on('connect', (client) => {
     client.on('error', () => {});
     nameStatements(client);
+    guard.watchClient(client);
   });
   const client = await pool.connect();
   try {
@@ -69,7 +73,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     db,
     kind: 'postgres',
     ping: async () => void (await db.execute(sql`select 1`)),
-    close: () => pool.end(),
+    close: () => {
+      breaker.stop();
+      return pool.end();
+    },
   };
 }
 

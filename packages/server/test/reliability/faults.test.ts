@@ -265,7 +265,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL cut at run time (the app behind a rel
     });
   }
 
-  it('PostgreSQL frozen on open connections: a bare 503 within the 10 s query timeout, never a hang', async () => {
+  it('PostgreSQL frozen on open connections: a bare 503 within the 10 s query timeout, never a hang; then the circuit is open and every request gets its 503 at once', async () => {
     // Every pooled connection is warm, then traffic stops flowing on them.
     await Promise.all(
       Array.from({ length: 4 }, () => signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' })),
@@ -276,6 +276,15 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL cut at run time (the app behind a rel
     const res = await signedInject(t.app, partner, { method: 'GET', url: '/v1/customers' });
     expect([res.statusCode, res.body]).toEqual([503, '{"error":"Service Unavailable"}']);
     expect(Date.now() - started).toBeLessThan(13_000);
+    // The timeout opened the circuit: no request waits for the query timeout again while it is frozen.
+    for (const url of ['/v1/customers', '/v1/oauth/me', '/healthz']) {
+      const again = Date.now();
+      const next = url.startsWith('/v1')
+        ? await signedInject(t.app, partner, { method: 'GET', url })
+        : await t.app.inject({ method: 'GET', url });
+      expect([url, next.statusCode, next.body]).toEqual([url, 503, '{"error":"Service Unavailable"}']);
+      expect(Date.now() - again, url).toBeLessThan(3000);
+    }
     await relay.restore();
     await waitForDatabase();
     expect((await signedInject(t.app, partner, { method: 'GET', url: '/v1/customers' })).statusCode).toBe(
@@ -509,9 +518,13 @@ describe.skipIf(!DATABASE_URL)(
         await hold.release();
         await gone(blocked);
         await relay.restore();
-        await sleep(200);
         expect(first.child.exitCode, first.output()).toBeNull();
-        const health = await timed(`${first.baseUrl}/healthz`);
+        // The drop opened the circuit; its probe closes it within moments of PostgreSQL's return.
+        let health = await timed(`${first.baseUrl}/healthz`);
+        for (let i = 0; i < 20 && health.status !== 200; i++) {
+          await sleep(100);
+          health = await timed(`${first.baseUrl}/healthz`);
+        }
         expect(health.status).toBe(200);
         expect(await count(caller.organizationId, lastName)).toBe(0);
       }
