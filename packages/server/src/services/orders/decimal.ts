@@ -1,12 +1,5 @@
 import { formatScaled, toScaled } from '../ussd/menus.ts';
 
-const SCALE = 10_000n;
-
-/** Units bought for an amount at a price, truncated to 4 decimals (never more than was paid for). */
-export function unitsFor(amount: string, price: string): string {
-  return scaledToString((toScaled(amount) * SCALE) / toScaled(price), 4);
-}
-
 /** Proceeds of selling whole units at a price, rounded half up to cents. */
 export function proceedsOf(quantity: number, price: string): string {
   return scaledToString(BigInt(quantity) * toScaled(price), 2);
