@@ -22,159 +22,44 @@ import { signCallback } from '../../src/services/payments/callback-signature.ts'
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { BASE_URL, createPartner, type Partner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
-import { type Endpoint, judge, type Snapshot, snapshot, tally, writeProblems } from './oracle.ts';
+import {
+  bounded,
+  contentType,
+  cuidLike,
+  encode,
+  type Field,
+  field,
+  pathId,
+  printable,
+  propertyOptions,
+  queryString,
+  rawBody,
+  scalar,
+  sometimes,
+  weird,
+} from './arbitraries.ts';
+import {
+  type Endpoint,
+  judge,
+  type Snapshot,
+  StatusTally,
+  snapshot,
+  tally,
+  writeProblems,
+} from './oracle.ts';
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
-const SEED = process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined;
-const assertOptions = { numRuns: RUNS, seed: SEED, endOnFailure: true };
+const assertOptions = propertyOptions(100);
 // A hundred requests per property (some minting tokens, an scrypt each) on a loaded 2-core CI machine.
 vi.setConfig({ testTimeout: 180_000 });
 
 // ---------- arbitraries ----------
 
-/** encodeURIComponent of any string (a lone surrogate becomes U+FFFD instead of throwing). */
-const encode = (value: string) =>
-  encodeURIComponent(
-    value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'),
-  );
-
-const printable = fc.string({
-  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
-});
-const WEIRD = [
-  '',
-  ' ',
-  '\u0000',
-  'a\u0000b',
-  '\ud800',
-  '\u202e\u0644\u0627',
-  '𝕏𝕐ℤ',
-  'Ａｍｉｎａ',
-  "' OR 1=1 --",
-  '"; drop table customers; --',
-  '%',
-  '_',
-  '\\',
-  '%_\\',
-  '../../etc/passwd',
-  '<script>alert(1)</script>',
-  'null',
-  'undefined',
-  'true',
-  '0',
-  '-1',
-  '1e309',
-  'NaN',
-  '__proto__',
-  'constructor',
-  'c000000000000000000000000',
-  'C123456789012345678901234',
-  'ussd_',
-  'ussd_zz',
-];
-const weird = fc.constantFrom(...WEIRD);
-const huge = fc.integer({ min: 101, max: 5000 }).map((n) => 'é'.repeat(n));
-const text = fc.oneof(
-  { weight: 3, arbitrary: fc.string() },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme' }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary' }) },
-  { weight: 3, arbitrary: weird },
-  { weight: 1, arbitrary: huge },
-);
-const scalar = fc.oneof(
-  { weight: 4, arbitrary: text },
-  { weight: 1, arbitrary: fc.integer() },
-  { weight: 1, arbitrary: fc.double() },
-  { weight: 1, arbitrary: fc.boolean() },
-  { weight: 1, arbitrary: fc.constant(null) },
-  { weight: 1, arbitrary: fc.array(fc.string(), { maxLength: 3 }) },
-  { weight: 1, arbitrary: fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }) },
-);
-/** A body field: its valid values, and "anything" (usually valid, otherwise any scalar). */
-type Field = { valid: fc.Arbitrary<unknown>; any: fc.Arbitrary<unknown> };
-const field = (valid: fc.Arbitrary<unknown>, plausible: fc.Arbitrary<unknown> = valid): Field => ({
-  valid,
-  any: fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 2, arbitrary: scalar }),
-});
-/** A non-blank string of 1..max characters without NUL (what the bounded text fields accept). */
-const bounded = (max: number) =>
-  fc.string({ minLength: 1, maxLength: max }).filter((v) => v.trim().length > 0 && !v.includes('\u0000'));
-const cuidLike = fc.oneof(
-  fc.constant(createId()),
-  fc.stringMatching(/^c[a-z0-9]{24}$/),
-  fc.stringMatching(/^[cC][a-zA-Z0-9]{22,26}$/),
-);
 const digits = fc.stringMatching(/^[0-9]{5,17}$/);
 const validName = fc.oneof(
   fc.constantFrom('Amina', 'Otieno', '  Brian  ', 'Ñandú', '李', "O'Brien"),
   bounded(100),
 );
 const name = fc.oneof(validName, fc.string({ maxLength: 120 }));
-
-/**
- * A JSON body of the endpoint's fields: a valid one (required fields present, each value valid), or
- * any subset of the fields with any values, plus unknown keys now and then.
- */
-function objectBody(fields: Record<string, Field>, required: string[] = []) {
-  const pick = (which: 'valid' | 'any') =>
-    Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f[which]])) as Record<
-      string,
-      fc.Arbitrary<unknown>
-    >;
-  const valid = fc.record(pick('valid'), { requiredKeys: required });
-  const mixed = fc
-    .tuple(
-      fc.record(pick('any'), { requiredKeys: [] }),
-      fc.dictionary(fc.oneof(fc.string(), weird), scalar, { maxKeys: 2 }),
-      fc.boolean(),
-    )
-    .map(([known, extra, withExtra]) => (withExtra ? { ...extra, ...known } : known));
-  return fc.oneof(
-    { weight: 3, arbitrary: valid as fc.Arbitrary<Record<string, unknown>> },
-    { weight: 3, arbitrary: mixed },
-  );
-}
-
-/** The raw body: mostly JSON of the endpoint's fields, else any JSON, junk, truncated, empty or too large. */
-function rawBody(fields: Record<string, Field>, required: string[] = []): fc.Arbitrary<string | undefined> {
-  return fc.oneof(
-    { weight: 16, arbitrary: objectBody(fields, required).map((b) => JSON.stringify(b)) },
-    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
-    { weight: 1, arbitrary: fc.string() },
-    { weight: 1, arbitrary: objectBody(fields, required).map((b) => JSON.stringify(b).slice(0, -1)) },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom('', '{}', '[]', 'null', '{"a":', '\ufeff{}', '{"__proto__":{"x":1}}'),
-    },
-    {
-      weight: 1,
-      arbitrary: fc.integer({ min: 102_300, max: 103_000 }).map((n) => `{"x":"${'y'.repeat(n)}"}`),
-    },
-    { weight: 1, arbitrary: fc.constant(undefined) },
-  );
-}
-
-const CONTENT_TYPES = [
-  'application/json',
-  'application/json',
-  'application/json',
-  'application/json; charset=utf-8',
-  'APPLICATION/JSON',
-  'application/vnd.api+json',
-  'text/plain',
-  'application/x-www-form-urlencoded',
-  'multipart/form-data; boundary=x',
-  'json',
-  '',
-  ';;;',
-  'application/json, text/plain',
-];
-const contentType = fc.oneof(
-  { weight: 20, arbitrary: fc.constant('application/json') },
-  { weight: 4, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
-  { weight: 1, arbitrary: printable },
-  { weight: 1, arbitrary: fc.constant(undefined) },
-);
 
 /** X-Idempotency-Key before signing: fresh, reused from a small pool (replays, 422s), quoted, junk or absent. */
 const KEY_POOL = Array.from({ length: 4 }, () => randomUUID());
@@ -241,52 +126,6 @@ function mutations(others: { token: string; clientId: string }): fc.Arbitrary<Mu
   );
 }
 
-/** A path segment: own, another organization's, nonexistent, near-miss or junk (encoded, or raw). */
-function pathId(known: string[]): fc.Arbitrary<{ segment: string; routable: boolean }> {
-  const encoded = fc
-    .oneof(
-      { weight: 4, arbitrary: fc.constant(known[0]!) },
-      { weight: 2, arbitrary: fc.constantFrom(...known) },
-      { weight: 2, arbitrary: cuidLike },
-      { weight: 3, arbitrary: text },
-      { weight: 1, arbitrary: fc.integer({ min: 900, max: 1100 }).map((n) => 'c'.repeat(n)) },
-    )
-    .map((id) => ({ segment: encode(id), routable: id.length > 0 }));
-  const raw = fc
-    .constantFrom('', '..', '%', '%zz', '%E0%A4%A', 'a/b', 'a?b=1', 'a#b', '%2F', '%00', '.', '~', '*')
-    .map((segment) => ({ segment, routable: false }));
-  return fc.oneof({ weight: 8, arbitrary: encoded }, { weight: 1, arbitrary: raw });
-}
-
-/** A query string: known and unknown parameters, repeated ones, junk values, or raw junk. */
-function queryString(keys: string[]): fc.Arbitrary<string> {
-  const value = fc.oneof(
-    text,
-    fc.constantFrom('1', '0', '-1', '100', '101', '1.5', 'true', 'false', 'NATIONAL_ID'),
-  );
-  const entries = fc.array(
-    fc.tuple(
-      fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.string() }),
-      value,
-    ),
-    { maxLength: 4 },
-  );
-  return fc.oneof(
-    {
-      weight: 6,
-      arbitrary: entries.map((e) => e.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')),
-    },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom('%', '&&&', 'a[b]=c', 'page[]=1', 'search=%E0%A4%A', '=', '?', 'search'),
-    },
-  );
-}
-
-/** Absent most of the time (undefined), present one time in five. */
-const sometimes = <T>(arbitrary: fc.Arbitrary<T>) =>
-  fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arbitrary });
-
 // ---------- sending ----------
 
 type Plan = {
@@ -335,7 +174,7 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
   const own = { customer: '', session: '', order: '', transaction: '' };
   const theirs = { customer: '', session: '', order: '' };
   let inputs = 0;
-  const statuses: Record<string, Record<number, number>> = {};
+  const statuses = new StatusTally();
 
   beforeAll(async () => {
     t = await buildTestApp(store, { USSD_SESSION_TTL_SECONDS: '86400' });
@@ -387,16 +226,8 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
 
   afterAll(async () => {
     tally.inputs += inputs;
-    const spread = Object.entries(statuses)
-      .map(
-        ([endpoint, counts]) =>
-          `  ${endpoint}: ${Object.entries(counts)
-            .map(([s, n]) => `${s}×${n}`)
-            .join(' ')}`,
-      )
-      .join('\n');
     process.stdout.write(
-      `[reliability] ${store}: property inputs tried: ${inputs}; statuses seen:\n${spread}\n`,
+      `[reliability] ${store}: property inputs tried: ${inputs}; statuses seen:\n${statuses}\n`,
     );
     await t?.close();
   });
@@ -428,9 +259,7 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
     const after = await snapshotOf(who, jti, true);
     const payload = typeof request.payload === 'string' ? request.payload : undefined;
     const verdict = judge(endpoint, res, { payload, routable });
-    const seen = statuses[endpoint] ?? {};
-    statuses[endpoint] = seen;
-    seen[res.statusCode] = (seen[res.statusCode] ?? 0) + 1;
+    statuses.count(endpoint, res.statusCode);
     const problems = [...verdict.problems, ...writeProblems(before, after, res.statusCode, verdict.body)];
     if (res.statusCode < 300) problems.push(...successProblems(endpoint, verdict.body, who));
     if (problems.length > 0) {
@@ -877,7 +706,7 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
           previous = `${previous} ${c}`;
         }
       }),
-      { ...assertOptions, numRuns: Math.ceil(RUNS / 2) },
+      { ...assertOptions, numRuns: Math.ceil(assertOptions.numRuns / 2) },
     );
     // Every submitted buy is exactly one order with exactly one collection, and nothing else was ordered.
     const rows = (
