@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorLabel } from '@partner-api/contract';
 import { desc, eq } from 'drizzle-orm';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { credentials } from '../db/schema.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
@@ -42,6 +43,16 @@ export async function buildAdminApp(
       : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
     genReqId: generateRequestId,
     requestIdHeader: false,
+    // As on the public listener: an over-long id reaches validation (400), not Fastify's own 414,
+    // and a malformed URL gets a request id and a spec shape, not Fastify's own body.
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      request.log.info({ code: error.code }, 'request refused by the router');
+      void (reply as FastifyReply)
+        .code(400)
+        .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
+    },
   });
   installErrorHandling(app);
   installBodyParsers(app);

@@ -18,6 +18,18 @@ export const organizationPatchBody = organizationCreateBody
 
 const trustedIps = z.array(z.string().refine(isIpOrCidr, 'must be an IP address or CIDR range')).max(100);
 
+/**
+ * PostgreSQL's timestamptz cannot hold every JavaScript date (years past 294276, before 4713 BC, and
+ * drizzle's six-digit `+275760-…` ISO years): such a date was a 500. An expiry is refused as the
+ * operator's input error outside 1970 to 9999.
+ */
+const expiresAt = z.coerce
+  .date()
+  .min(new Date('1970-01-01T00:00:00.000Z'), 'must be a date between 1970 and 9999')
+  .max(new Date('9999-12-31T23:59:59.999Z'), 'must be a date between 1970 and 9999')
+  .nullable()
+  .optional();
+
 const publicKey = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 const keyId = z.string().trim().min(1).max(200);
 
@@ -27,7 +39,7 @@ export const credentialCreateBody = z
     publicKey: publicKey.optional(),
     keyId: keyId.optional(),
     trustedIps: trustedIps.optional(),
-    expiresAt: z.coerce.date().nullable().optional(),
+    expiresAt,
   })
   .refine((v) => (v.publicKey === undefined) === (v.keyId === undefined), {
     message: 'publicKey and keyId go together',
@@ -39,7 +51,7 @@ export const signingKeyBody = z.strictObject({ publicKey, keyId });
 export const credentialPatchBody = z.strictObject({
   trustedIps: trustedIps.optional(),
   isActive: z.boolean().optional(),
-  expiresAt: z.coerce.date().nullable().optional(),
+  expiresAt,
 });
 
 export const idParams = z.strictObject({ id: z.string().min(1).max(64) });
