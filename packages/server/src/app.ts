@@ -1,14 +1,13 @@
-import { ErrorLabel } from '@partner-api/contract';
-import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
-import { createLogger } from './lib/logger.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
+import { baseFastifyOptions } from './plugins/base-options.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
 import { installErrorHandling } from './plugins/errors.ts';
 import { createIdempotencyGuard } from './plugins/idempotency.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
-import { generateRequestId, installRequestId } from './plugins/request-id.ts';
+import { installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { registerDocs } from './routes/docs.ts';
@@ -26,27 +25,13 @@ export type BuildOptions = { logger?: boolean };
 /** Builds the public app; the process (listen, signals) belongs to server.ts. */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(options.logger === false
-      ? { logger: false }
-      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
-    genReqId: generateRequestId,
-    requestIdHeader: false,
+    ...baseFastifyOptions(ctx, options),
     // One access line per request (installRequestMetrics) instead of Fastify's two: half the cost.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: ctx.config.TRUST_PROXY,
     bodyLimit: 102_400,
     // While draining, requests on open connections are still served (Fastify's own 503 body is not a spec shape).
     return503OnClosing: false,
-    // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.
-    routerOptions: { maxParamLength: 1000 },
-    // Errors Fastify raises before any hook (a malformed URL) still get a request id and a spec shape.
-    frameworkErrors: (error, request, reply) => {
-      reply.header('X-Request-Id', request.id);
-      request.log.info({ code: error.code }, 'request refused by the router');
-      void (reply as FastifyReply)
-        .code(400)
-        .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
-    },
   });
 
   installErrorHandling(app);

@@ -1,15 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorLabel } from '@partner-api/contract';
 import { desc, eq } from 'drizzle-orm';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { credentials } from '../db/schema.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
 import { InvalidPublicKeyError } from '../lib/keys.ts';
-import { createLogger } from '../lib/logger.ts';
+import { baseFastifyOptions } from '../plugins/base-options.ts';
 import { installBodyParsers } from '../plugins/body-parsing.ts';
 import { installErrorHandling } from '../plugins/errors.ts';
-import { generateRequestId, installRequestId } from '../plugins/request-id.ts';
+import { installRequestId } from '../plugins/request-id.ts';
 import { installValidation } from '../plugins/validation.ts';
 import { createCredential } from '../services/credentials/create.ts';
 import { presentCredential, setSigningKey, updateCredential } from '../services/credentials/update.ts';
@@ -38,21 +37,9 @@ export async function buildAdminApp(
   options: { logger?: boolean } = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(options.logger === false
-      ? { logger: false }
-      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
-    genReqId: generateRequestId,
-    requestIdHeader: false,
-    // As on the public listener: an over-long id reaches validation (400), not Fastify's own 414,
-    // and a malformed URL gets a request id and a spec shape, not Fastify's own body.
-    routerOptions: { maxParamLength: 1000 },
-    frameworkErrors: (error, request, reply) => {
-      reply.header('X-Request-Id', request.id);
-      request.log.info({ code: error.code }, 'request refused by the router');
-      void (reply as FastifyReply)
-        .code(400)
-        .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
-    },
+    // As on the public listener: logs, request ids, an over-long id reaches validation (400) and a
+    // malformed URL gets a request id and a spec shape, not Fastify's own bodies.
+    ...baseFastifyOptions(ctx, options),
   });
   installErrorHandling(app);
   installBodyParsers(app);

@@ -1,0 +1,26 @@
+import { ErrorLabel } from '@partner-api/contract';
+import type { FastifyReply, FastifyServerOptions } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { createLogger } from '../lib/logger.ts';
+import { generateRequestId } from './request-id.ts';
+
+/** What the public and the admin listener share: logs, request ids, and the router's refusals. */
+export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean }) {
+  return {
+    ...(options.logger === false
+      ? { logger: false }
+      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
+    genReqId: generateRequestId,
+    requestIdHeader: false,
+    // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.
+    routerOptions: { maxParamLength: 1000 },
+    // Errors Fastify raises before any hook (a malformed URL) still get a request id and a spec shape.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      request.log.info({ code: error.code }, 'request refused by the router');
+      void (reply as FastifyReply)
+        .code(400)
+        .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
+    },
+  } satisfies FastifyServerOptions;
+}
