@@ -41,10 +41,19 @@ program
   .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
-    const { loadConfig, createRuntime } = await import('@partner-api/server');
-    const runtime = await createRuntime(loadConfig());
-    await runtime.close();
-    printResult({ migrated: true, store: runtime.database.kind }, Boolean(program.opts().json));
+    const { withStores } = await import('@partner-api/server');
+    // Opening the stores applies the migrations.
+    const store = await withStores(async (runtime) => runtime.database.kind);
+    printResult({ migrated: true, store }, Boolean(program.opts().json));
+  });
+
+program
+  .command('purge')
+  .description('delete expired idempotency records, revocations of expired tokens and old USSD sessions')
+  .action(async () => {
+    const { purgeExpired, withStores } = await import('@partner-api/server');
+    const deleted = await withStores((runtime) => purgeExpired(runtime.database.db));
+    printResult({ deleted }, Boolean(program.opts().json));
   });
 
 const org = program.command('org').description('organizations');

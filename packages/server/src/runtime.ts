@@ -15,11 +15,10 @@ export type RuntimeOptions = {
 /** Longest a rate-limit decision waits for Redis before falling back to memory. */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
 
+export type Runtime = AppContext & { close(): Promise<void> };
+
 /** Opens the stores and builds the shared context; the caller owns closing it. */
-export async function createRuntime(
-  config: Config,
-  options: RuntimeOptions = {},
-): Promise<AppContext & { close(): Promise<void> }> {
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const secrets = loadSecrets(config);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,

@@ -5,7 +5,8 @@ import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
 import { startSandboxSimulator } from './routes/payment-callback.ts';
-import { createRuntime } from './runtime.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+import { startHousekeeping } from './services/housekeeping/purge.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 
 /** Exit code for a refusal to start (bad configuration, DATA_DIR in use). */
@@ -17,32 +18,61 @@ function fail(message: string): never {
   process.exit(EXIT_CONFIG);
 }
 
-/** The process: config, lock, stores, both listeners, graceful close on SIGTERM/SIGINT. */
-export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
-  let config: Config;
+type Env = Record<string, string | undefined>;
+
+function configOrExit(env: Env): Config {
   try {
-    config = loadConfig(env);
+    return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError)
       fail(`invalid configuration\n${error.problems.map((p) => `  ${p}`).join('\n')}`);
     throw error;
   }
-  mkdirSync(config.DATA_DIR, { recursive: true });
+}
 
-  let releaseLock: (() => Promise<void>) | undefined;
-  if (!config.DATABASE_URL) {
-    try {
-      releaseLock = await lockDataDir(config.DATA_DIR, (error) => {
-        process.stderr.write(
-          `partner-api: lost the DATA_DIR lock (${error.message}); stopping to protect the store\n`,
-        );
-        process.exit(1);
-      });
-    } catch (error) {
-      if (error instanceof DataDirLockedError) fail(error.message);
-      throw error;
-    }
+/** The embedded store's DATA_DIR lock (none for PostgreSQL); exits 2 when another process holds it. */
+async function lockOrExit(config: Config): Promise<(() => Promise<void>) | undefined> {
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  if (config.DATABASE_URL) return undefined;
+  try {
+    return await lockDataDir(config.DATA_DIR, (error) => {
+      process.stderr.write(
+        `partner-api: lost the DATA_DIR lock (${error.message}); stopping to protect the store\n`,
+      );
+      process.exit(1);
+    });
+  } catch (error) {
+    if (error instanceof DataDirLockedError) fail(error.message);
+    throw error;
   }
+}
+
+/**
+ * A one-shot operator command (`partner-api migrate`, `purge`): the same configuration and DATA_DIR
+ * lock as `serve`, so it never opens an embedded store a running server holds.
+ */
+export async function withStores<T>(
+  work: (runtime: Runtime) => Promise<T>,
+  env: Env = process.env,
+): Promise<T> {
+  const config = configOrExit(env);
+  const releaseLock = await lockOrExit(config);
+  try {
+    const runtime = await createRuntime(config);
+    try {
+      return await work(runtime);
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    await releaseLock?.();
+  }
+}
+
+/** The process: config, lock, stores, both listeners, graceful close on SIGTERM/SIGINT. */
+export async function serve(env: Env = process.env): Promise<void> {
+  const config = configOrExit(env);
+  const releaseLock = await lockOrExit(config);
 
   const runtime = await createRuntime(config).catch((error: Error) => {
     process.stderr.write(`partner-api: cannot open the store: ${error.message}\n`);
@@ -62,6 +92,11 @@ export async function serve(env: Record<string, string | undefined> = process.en
   // Sandbox payments settle by themselves (product.md, Payments); production has no simulator, and
   // its collections stay PENDING until the provider's signed callback arrives.
   const simulator = config.APP_ENV === 'sandbox' ? startSandboxSimulator(runtime, app) : undefined;
+  const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
+    for (const [table, deleted] of Object.entries(counts)) {
+      runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
+    }
+  });
 
   await app.listen({ port: config.PORT, host: config.HOST });
   await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
@@ -79,7 +114,10 @@ export async function serve(env: Record<string, string | undefined> = process.en
       await runtime.close();
       await releaseLock?.();
     },
-    () => simulator?.stop(),
+    () => {
+      simulator?.stop();
+      housekeeping.stop();
+    },
   );
 }
 

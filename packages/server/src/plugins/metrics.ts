@@ -34,6 +34,12 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    housekeepingDeleted: new Counter({
+      name: 'housekeeping_deleted_total',
+      help: 'Expired records purged, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
     idempotency: new Counter({
       name: 'idempotency_outcomes_total',
       help: 'Idempotency outcomes: executed, replayed, conflict, mismatch',

@@ -1,9 +1,9 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
+import { rowsOf } from '../../db/rows.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
-import { rowsOf } from '../ussd/rows.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../ussd/rows.ts';
+import { rowsOf } from '../../db/rows.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /**

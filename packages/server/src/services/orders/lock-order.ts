@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
+import { rowsOf } from '../../db/rows.ts';
 import type { orders } from '../../db/schema.ts';
-import { rowsOf } from '../ussd/rows.ts';
 
 export type OrderRow = typeof orders.$inferSelect;
 

@@ -2,13 +2,13 @@ import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partn
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
+import { rowsOf } from '../../db/rows.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Log } from '../payments/provider.ts';
 import { withErrorState } from './error-state.ts';
 import { loadUssdData } from './load-data.ts';
 import { errorScreen, startSession } from './machine.ts';
 import { expiryFrom, newSessionId, presentScreen } from './present.ts';
-import { rowsOf } from './rows.ts';
 import { insertSession } from './session-row.ts';
 import type { UssdState } from './types.ts';
 

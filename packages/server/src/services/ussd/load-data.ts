@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../../db/rows.ts';
 import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
 
 /** Orders the customer can still cancel, listed under "Open requests". */

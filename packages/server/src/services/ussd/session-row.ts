@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../../db/rows.ts';
 import type { UssdScreen } from './types.ts';
 
 export type LockedSession = {

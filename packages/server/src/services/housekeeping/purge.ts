@@ -1,0 +1,94 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.ts';
+
+/** Rows deleted per statement: short transactions, no long lock on a busy table. */
+const BATCH = 1000;
+
+/** An ended USSD session is kept this long (a late request then gets 400 "expired", later 404). */
+export const USSD_SESSION_RETENTION_SECONDS = 86_400;
+
+export type PurgeCounts = { idempotencyKeys: number; revokedTokens: number; ussdSessions: number };
+
+/**
+ * Deletes what no request can need any more, in batches:
+ * - idempotency records past their retention (`IDEMPOTENCY_TTL_SECONDS`), unless a request still
+ *   holds their lock: a claim would take such a record over anyway;
+ * - revocations of tokens that have expired (an expired token is refused before its revocation is
+ *   read), a minute after their expiry;
+ * - USSD sessions that expired more than a day ago.
+ * Safe on several instances at once: each statement deletes what it finds, and a row another
+ * instance deleted first is simply not counted twice.
+ */
+export async function purgeExpired(db: Queryable): Promise<PurgeCounts> {
+  return {
+    idempotencyKeys: await deleteInBatches(
+      db,
+      sql`idempotency_keys`,
+      sql`expires_at <= now() and (locked_until is null or locked_until <= now())`,
+    ),
+    revokedTokens: await deleteInBatches(
+      db,
+      sql`revoked_tokens`,
+      sql`expires_at <= now() - interval '1 minute'`,
+    ),
+    ussdSessions: await deleteInBatches(
+      db,
+      sql`ussd_sessions`,
+      sql`expires_at <= now() - make_interval(secs => ${USSD_SESSION_RETENTION_SECONDS})`,
+    ),
+  };
+}
+
+async function deleteInBatches(db: Queryable, table: SQL, where: SQL): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const result = await db.execute(
+      sql`delete from ${table} where ctid in (select ctid from ${table} where ${where} limit ${BATCH})`,
+    );
+    // node-postgres and PGlite both report the count as rowCount.
+    const deleted = Number((result as { rowCount?: number | null }).rowCount ?? 0);
+    total += deleted;
+    if (deleted < BATCH) return total;
+  }
+}
+
+const FIRST_RUN_MS = 30_000;
+const INTERVAL_MS = 600_000;
+
+type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+
+/**
+ * Purges every 10 minutes (first 30 s after start) in a serving process; each instance of a
+ * deployment runs it, which is harmless (see purgeExpired). Counted in
+ * `housekeeping_deleted_total{table}`; a failed run is logged and retried at the next tick.
+ */
+export function startHousekeeping(
+  db: Queryable,
+  log: Log,
+  onDeleted: (counts: PurgeCounts) => void,
+): { stop(): void } {
+  let running = false;
+  const run = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const counts = await purgeExpired(db);
+      onDeleted(counts);
+      if (counts.idempotencyKeys + counts.revokedTokens + counts.ussdSessions > 0) {
+        log.info({ deleted: counts }, 'housekeeping: expired records purged');
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'housekeeping: purge failed; retrying at the next tick');
+    } finally {
+      running = false;
+    }
+  };
+  const first = setTimeout(run, FIRST_RUN_MS).unref();
+  const every = setInterval(run, INTERVAL_MS).unref();
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(every);
+    },
+  };
+}
