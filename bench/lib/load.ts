@@ -66,8 +66,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const selfCpu0 = process.cpuUsage();
   const machine0 = machineJiffies();
   const began = performance.now();
+  let lastResponseAt = began;
   const onResponse = (status: number) => {
     statuses[status] = (statuses[status] ?? 0) + 1;
+    lastResponseAt = performance.now();
   };
   const result = await autocannon(
     pool
@@ -91,7 +93,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           requests: [{ ...options.fixed!, onResponse }],
         },
   );
-  const seconds = (performance.now() - began) / 1000;
+  // A pooled run ends with its last response: autocannon itself notices that `amount` is reached
+  // only at its next one-second tick, which would count up to a second of idling as the run's.
+  const seconds = ((pool ? lastResponseAt : performance.now()) - began) / 1000;
   if (pool && next > pool.length)
     throw new Error(`${next - pool.length} pooled requests would have been sent twice`);
   const serverCpu = cpuSeconds(options.pid) - serverCpu0;
