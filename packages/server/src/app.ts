@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
+import { accessLogger } from './lib/logger.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { baseFastifyOptions } from './plugins/base-options.ts';
@@ -77,16 +78,21 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   return app;
 }
 
-/** Per response: the metrics, and the one access log line (with the request id, like every line). */
+/**
+ * Per response: the metrics, and the one access log line (with the request id, like every line). The
+ * path is logged without its query string: a customer search carries names and phone numbers.
+ */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
+  const access = accessLogger(app.log);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     ctx.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     ctx.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-    request.log.info(
+    access.info(
       {
+        reqId: request.id,
         method: request.method,
-        url: request.url,
+        path: request.url.split('?', 1)[0],
         statusCode: reply.statusCode,
         responseTime: reply.elapsedTime,
         // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).

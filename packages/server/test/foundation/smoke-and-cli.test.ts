@@ -1,5 +1,7 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { signPartnerRequest } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
 import { tempDataDir } from '../support/app.ts';
@@ -109,6 +111,45 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     expect(entries.some((e) => e.reqId === requestId)).toBe(true);
     expect(server.output()).not.toContain(clientSecret);
     expect(server.output()).not.toContain(token);
+  });
+
+  it('logs one access line per request: its path without the query string, never the signature', async () => {
+    const { clientId, clientSecret, privateKey, keyId } = JSON.parse(
+      readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+    );
+    const token = (await (await requestToken(clientId, clientSecret)).json()).token as string;
+    const requestId = `access-check-${Date.now()}`;
+    const searched = `Zawadi${Date.now()}`;
+    const url = `${server.baseUrl}/v1/customers?search=${searched}`;
+    const headers = signPartnerRequest({
+      method: 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'x-client-id': clientId },
+      keyId,
+      privateKey: createPrivateKey(privateKey),
+    });
+    const res = await fetch(url, { headers: { ...headers, 'x-request-id': requestId } });
+    expect(res.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const mine = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((e) => e.reqId === requestId);
+    expect(mine).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'request completed',
+        method: 'GET',
+        path: '/v1/customers',
+        statusCode: 200,
+        responseTime: expect.any(Number),
+        remoteAddress: '127.0.0.1',
+      }),
+    ]);
+    expect(server.output()).not.toContain(searched);
+    expect(server.output()).not.toContain(headers.signature!.slice(5, 40));
   });
 
   describe('the operator CLI against this server', () => {

@@ -1,0 +1,139 @@
+import { sql } from 'drizzle-orm';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessLogger, createLogger } from '../../src/lib/logger.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+
+/** A logger writing into an array, one parsed JSON object a line. */
+function capture() {
+  const lines: string[] = [];
+  const log = createLogger('info', { write: (line: string) => void lines.push(line) });
+  return { log, lines, entries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+const STACK = /\n\s+at |\bat [\w$.<>]+ \(|\.[jt]s:\d+/;
+
+/** product.md, Operations, and the standards: no secret, stack or SQL ever reaches a log line. */
+describe.each(STORES)('log lines on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(store);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a failed query logs its type and SQLSTATE, never its SQL, its parameters or a stack', async () => {
+    const secret = `s3cr3t-${Date.now()}`;
+    const error = await t.ctx.database.db
+      .execute(sql`select secret_hash from credentials where ${secret}::int = 1`)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(Error);
+    // What drizzle's error carries, and what must not be written.
+    expect(String((error as Error).message)).toContain('select secret_hash');
+    const { log, lines, entries } = capture();
+    log.error({ err: error }, 'unexpected error');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toMatch(/select|secret_hash|credentials/i);
+    expect(lines[0]).not.toMatch(STACK);
+    expect(entries()[0]!.err).toEqual({
+      type: 'DrizzleQueryError',
+      cause: expect.objectContaining({ type: 'DatabaseError', code: '22P02' }),
+    });
+
+    // Fastify's request loggers (children it makes per request) keep these serializers over its own.
+    const app = Fastify({ loggerInstance: log });
+    app.get('/fails', (request) => {
+      request.log.error({ err: error }, 'unexpected error');
+      return {};
+    });
+    await app.inject({ method: 'GET', url: '/fails' });
+    await app.close();
+    const logged = entries().filter((e) => e.reqId !== undefined && e.err !== undefined);
+    expect(logged).toHaveLength(1);
+    expect(JSON.stringify(logged[0])).not.toMatch(/select|secret_hash/i);
+    expect(JSON.stringify(logged[0])).not.toContain(secret);
+  });
+});
+
+describe('the log serializers and redaction', () => {
+  it('an application error logs its type and message, not its stack', () => {
+    const { log, lines, entries } = capture();
+    log.error({ err: new TypeError('boom: nothing to read') }, 'unexpected error');
+    expect(lines[0]).not.toMatch(STACK);
+    expect(entries()[0]!.err).toEqual({ type: 'TypeError', message: 'boom: nothing to read' });
+  });
+
+  it('a system error keeps its code and syscall; a cause is followed', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), {
+      code: 'ECONNREFUSED',
+      syscall: 'connect',
+      address: '127.0.0.1',
+    });
+    const { log, entries } = capture();
+    log.warn({ err: new Error('Redis unreachable', { cause: refused }) }, 'fallback');
+    expect(entries()[0]!.err).toEqual({
+      type: 'Error',
+      message: 'Redis unreachable',
+      cause: {
+        type: 'Error',
+        message: 'connect ECONNREFUSED 127.0.0.1:6379',
+        code: 'ECONNREFUSED',
+        syscall: 'connect',
+        address: '127.0.0.1',
+      },
+    });
+  });
+
+  it('secrets are redacted at the top of a line and one object down', () => {
+    const { log, lines, entries } = capture();
+    log.info(
+      {
+        clientSecret: 'top-secret-1',
+        token: 'top-token-2',
+        credential: { clientSecret: 'nested-secret-3', privateKey: 'nested-key-4' },
+        headers: {
+          authorization: 'Bearer nested-5',
+          signature: 'sig1=:nested-6:',
+          'x-callback-signature': 'h7',
+        },
+      },
+      'careless line',
+    );
+    for (const value of [
+      'top-secret-1',
+      'top-token-2',
+      'nested-secret-3',
+      'nested-key-4',
+      'nested-5',
+      'nested-6',
+      'h7',
+    ])
+      expect(lines[0]).not.toContain(value);
+    expect(entries()[0]).toMatchObject({
+      clientSecret: '[Redacted]',
+      credential: { clientSecret: '[Redacted]', privateKey: '[Redacted]' },
+      headers: { authorization: '[Redacted]', 'x-callback-signature': '[Redacted]' },
+    });
+  });
+
+  it('the access logger writes its chosen fields as they are, with the level and message', () => {
+    const { log, entries } = capture();
+    accessLogger(log).info(
+      { reqId: 'r-1', method: 'GET', path: '/v1/customers', statusCode: 200 },
+      'request completed',
+    );
+    expect(entries()[0]).toMatchObject({
+      level: 30,
+      reqId: 'r-1',
+      method: 'GET',
+      path: '/v1/customers',
+      statusCode: 200,
+      msg: 'request completed',
+    });
+  });
+});
