@@ -62,6 +62,8 @@ export const configSchema = z.object({
   APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: urlOf(/^postgres(ql)?$/, 'postgres://').optional(),
+  /** Connections each instance may open to DATABASE_URL (docs/scaling.md: instances × this < max_connections). */
+  DATABASE_POOL_SIZE: positiveInt.max(1000, 'must be at most 1000').default(10),
   REDIS_URL: urlOf(/^rediss?$/, 'redis:// or rediss://').optional(),
   PUBLIC_BASE_URL: urlOf(/^https?$/, 'http:// or https://').optional(),
   TRUST_PROXY: trustProxy.default(false),

@@ -22,6 +22,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const secrets = loadSecrets(config);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
     dataDir: options.storePath ?? config.DATA_DIR,
   });
   const redis = config.REDIS_URL

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       APP_ENV: 'sandbox',
       DATA_DIR: './data',
       TRUST_PROXY: false,
+      DATABASE_POOL_SIZE: 10,
       WEBHOOK_KEY_GENERATION: 2,
       RATE_LIMIT_GLOBAL: { points: 300, durationSeconds: 60 },
       RATE_LIMIT_TOKEN: { points: 10, durationSeconds: 900 },
@@ -66,7 +67,9 @@ describe('loadConfig', () => {
       RATE_LIMIT_TOKEN: '3/120s',
       TRUST_PROXY: '10.0.0.1, 10.0.0.0/8,2001:db8::/32',
       PORT: '0',
+      DATABASE_POOL_SIZE: '25',
     });
+    expect(config.DATABASE_POOL_SIZE).toBe(25);
     expect(config.RATE_LIMIT_GLOBAL).toEqual({ points: 50, durationSeconds: 10 });
     expect(config.RATE_LIMIT_TOKEN).toEqual({ points: 3, durationSeconds: 120 });
     expect(config.TRUST_PROXY).toEqual(['10.0.0.1', '10.0.0.0/8', '2001:db8::/32']);
@@ -111,6 +114,9 @@ describe('loadConfig', () => {
       ['WEBHOOK_KEY_GENERATION', '0'],
       ['IDEMPOTENCY_TTL_SECONDS', '1.5'],
       ['SANDBOX_SETTLE_MS', '-1'],
+      ['DATABASE_POOL_SIZE', '0'],
+      ['DATABASE_POOL_SIZE', 'ten'],
+      ['DATABASE_POOL_SIZE', '1001'],
     ];
     for (const [name, value] of cases) expectOneLineNaming({ [name]: value }, name);
   });
