@@ -15,6 +15,12 @@ export type LimitSpec = { points: number; durationSeconds: number };
 /** Exempt from every limit and from the RateLimit-* headers (spec, Limits rule 3). */
 export const RATE_LIMIT_EXEMPT = new Set(['/healthz', '/metrics']);
 export const TOKEN_PATH = '/v1/oauth/token';
+/**
+ * After Redis fails a decision, decisions are taken in memory at once for this long, then Redis is
+ * tried again. A frozen Redis (a partition) costs the command timeout (500 ms) to one request a
+ * second instead of to every request.
+ */
+export const REDIS_RETRY_AFTER_MS = 1000;
 
 type Limiter = {
   spec: LimitSpec;
@@ -63,26 +69,38 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   const global = createLimiter('global', options.global, ErrorMessage.rateLimitGlobal, options);
   const token = createLimiter('token', options.token, ErrorMessage.rateLimitToken, options);
   let lastFallbackLog = 0;
+  let redisSkippedUntil = 0;
 
-  async function consume(
-    limiter: Limiter,
+  async function decide(
+    limiter: RateLimiterAbstract,
     request: FastifyRequest,
   ): Promise<{ res: RateLimiterRes; limited: boolean }> {
     try {
-      return { res: await limiter.primary.consume(request.ip), limited: false };
+      return { res: await limiter.consume(request.ip), limited: false };
     } catch (outcome) {
       if (outcome instanceof RateLimiterRes) return { res: outcome, limited: true };
-      if (!limiter.fallback) throw outcome;
-      options.metrics.rateLimitFallback.inc();
-      if (Date.now() - lastFallbackLog > 10_000) {
-        lastFallbackLog = Date.now();
-        request.log.warn(
-          { err: outcome },
-          "Redis unreachable: rate limits fall back to this instance's memory",
-        );
-      }
-      return consume({ ...limiter, primary: limiter.fallback, fallback: undefined }, request);
+      throw outcome;
     }
+  }
+
+  async function consume(limiter: Limiter, request: FastifyRequest) {
+    if (!limiter.fallback) return decide(limiter.primary, request);
+    if (Date.now() >= redisSkippedUntil) {
+      try {
+        return await decide(limiter.primary, request);
+      } catch (error) {
+        redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+        if (Date.now() - lastFallbackLog > 10_000) {
+          lastFallbackLog = Date.now();
+          request.log.warn(
+            { err: error },
+            "Redis unreachable: rate limits fall back to this instance's memory",
+          );
+        }
+      }
+    }
+    options.metrics.rateLimitFallback.inc();
+    return decide(limiter.fallback, request);
   }
 
   async function apply(limiter: Limiter, request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Queryable } from '../../src/db/client.ts';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
+import { REDIS_RETRY_AFTER_MS } from '../../src/plugins/rate-limit.ts';
 import { cancelOrder } from '../../src/services/orders/cancel.ts';
 import { placePendingBuy, sendCallback } from '../payments/support.ts';
 import {
@@ -88,24 +89,31 @@ describe.skipIf(!REDIS_URL)('Redis cut at run time (a real server process behind
   });
 
   for (const mode of ['refuse', 'freeze'] as const) {
-    it(`Redis ${mode === 'refuse' ? 'stopped' : 'frozen (partition)'}: every request still answers, from memory, logged and counted; back to Redis when it returns`, async () => {
+    it(`Redis ${mode === 'refuse' ? 'stopped' : 'frozen (partition)'}: every request still answers, from memory, logged and counted; Redis is tried once a second, not by every request; back to Redis when it returns`, async () => {
       const before = await metric(server, 'rate_limit_store_fallback_total');
       await relay.cut(mode);
       faults += 1;
-      for (let i = 0; i < 5; i++) {
+      const sentBefore = relay.received;
+      const started = Date.now();
+      for (let i = 0; i < 10; i++) {
         const res = await key();
         expect(res.status, res.body).toBe(200);
         expect(res.headers.get('ratelimit-limit')).toBe('100000');
         expect(res.ms).toBeLessThan(3000);
       }
+      // After a failure the limiter decides in memory for REDIS_RETRY_AFTER_MS before it tries Redis
+      // again: at most one attempt per such period (each attempt on a frozen Redis waits 500 ms).
+      const periods = Math.ceil((Date.now() - started) / REDIS_RETRY_AFTER_MS);
+      expect(relay.received - sentBefore).toBeLessThanOrEqual(1 + periods);
       const during = await metric(server, 'rate_limit_store_fallback_total');
-      expect(during).toBeGreaterThanOrEqual(before + 5);
+      expect(during).toBeGreaterThanOrEqual(before + 10);
       // Degraded, not down; a frozen connection still reads as connected, but its PING goes unanswered.
       expect(await health()).toMatchObject({ status: 'ok', checks: { redis: 'unavailable' } });
       expect(server.output()).toMatch(/Redis unreachable: rate limits fall back to this instance's memory/);
 
       await relay.restore();
       await waitForRedis();
+      await sleep(REDIS_RETRY_AFTER_MS); // the memory period that began with the last failure
       const after = await metric(server, 'rate_limit_store_fallback_total');
       for (let i = 0; i < 3; i++) expect((await key()).status).toBe(200);
       expect(await metric(server, 'rate_limit_store_fallback_total')).toBe(after);

@@ -26,6 +26,8 @@ export type Relay = {
   close(): Promise<void>;
   /** Connections accepted so far, whatever the state. */
   readonly accepted: number;
+  /** Chunks of bytes the clients have sent so far, whether or not they were forwarded. */
+  readonly received: number;
   readonly state: RelayState;
 };
 
@@ -34,6 +36,7 @@ export async function startRelay(target: { host: string; port: number }): Promis
   const sockets = new Set<Socket>();
   let state: RelayState = 'open';
   let accepted = 0;
+  let received = 0;
   let server: Server | undefined;
 
   const track = (socket: Socket) => {
@@ -45,6 +48,9 @@ export async function startRelay(target: { host: string; port: number }): Promis
   const onConnection = (client: Socket) => {
     accepted += 1;
     track(client);
+    client.on('data', () => {
+      received += 1;
+    });
     if (state !== 'open') return; // blackhole / freeze: accepted, never answered
     const upstream = connect(target.port, target.host);
     track(upstream);
@@ -111,6 +117,9 @@ export async function startRelay(target: { host: string; port: number }): Promis
     },
     get accepted() {
       return accepted;
+    },
+    get received() {
+      return received;
     },
     get state() {
       return state;
