@@ -48,7 +48,7 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
     ...(fromDriver(error) || carriesQuery(error)
       ? stringFields(error, ['code', 'constraint', 'table', 'column', 'routine'])
       : {
-          message: error.message.slice(0, MAX_MESSAGE),
+          message: String(error.message).slice(0, MAX_MESSAGE),
           ...stringFields(error, ['code', 'syscall', 'address']),
         }),
   };
@@ -70,10 +70,10 @@ let stdout: pino.DestinationStream | undefined;
  * lose the lines of the last moment. `destination` is for tests that read the lines.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): FastifyBaseLogger {
-  stdout ??= destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const target = destination ?? (stdout ??= pino.destination({ dest: 1, sync: false }));
   return pino(
     { level, redact: LOG_REDACT, serializers: { err: serializeError, error: serializeError } },
-    destination ?? stdout,
+    target,
   );
 }
 
