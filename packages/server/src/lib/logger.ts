@@ -70,10 +70,10 @@ let stdout: pino.DestinationStream | undefined;
  * lose the lines of the last moment. `destination` is for tests that read the lines.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): FastifyBaseLogger {
-  const target = destination ?? (stdout ??= pino.destination({ dest: 1, sync: false }));
+  if (!destination) stdout ??= pino.destination({ dest: 1, sync: false });
   return pino(
     { level, redact: LOG_REDACT, serializers: { err: serializeError, error: serializeError } },
-    target,
+    destination ?? stdout,
   );
 }
 
