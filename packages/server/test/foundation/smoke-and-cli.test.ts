@@ -26,6 +26,14 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     if (server) expect(await server.stop('SIGTERM')).toBe(0);
   });
 
+  /** The server's JSON log lines so far, parsed. */
+  const logEntries = () =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
   const requestToken = (clientId: string, clientSecret: string) =>
     fetch(`${server.baseUrl}/v1/oauth/token`, {
       method: 'POST',
@@ -102,12 +110,8 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       headers: { authorization: `Bearer ${token}`, 'x-client-id': clientId, 'x-request-id': requestId },
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const lines = server
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'));
-    expect(lines.length).toBeGreaterThan(0);
-    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entries = logEntries();
+    expect(entries.length).toBeGreaterThan(0);
     expect(entries.some((e) => e.reqId === requestId)).toBe(true);
     expect(server.output()).not.toContain(clientSecret);
     expect(server.output()).not.toContain(token);
@@ -131,12 +135,7 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     const res = await fetch(url, { headers: { ...headers, 'x-request-id': requestId } });
     expect(res.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const mine = server
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((e) => e.reqId === requestId);
+    const mine = logEntries().filter((e) => e.reqId === requestId);
     expect(mine).toEqual([
       expect.objectContaining({
         level: 30,
