@@ -12,7 +12,7 @@ import { CustomersResource } from './resources/customers.ts';
 import { OAuthResource } from './resources/oauth.ts';
 import { PaymentStatusResource } from './resources/payment-status.ts';
 import { UssdResource } from './resources/ussd.ts';
-import { WebhooksResource } from './resources/webhooks.ts';
+import { type WebhookKeyCache, WebhooksResource } from './resources/webhooks.ts';
 import { TokenManager, type TokenStore } from './token-manager.ts';
 
 export const SDK_VERSION = '0.1.0';
@@ -34,6 +34,8 @@ export type PartnerClientOptions = {
   fetch?: typeof fetch;
   /** Keeps the token across processes (default: in memory only). */
   tokenStore?: TokenStore;
+  /** Where this client keeps the webhook signing key (default: its own, holding the current key only). */
+  webhookKeyCache?: WebhookKeyCache;
 };
 
 /** DATA_DIR/sandbox-credentials.json, written by a sandbox server on its first start. */
@@ -115,7 +117,7 @@ export class PartnerClient {
     this.oauth = new OAuthResource(sender, tokens);
     this.customers = new CustomersResource(sender);
     this.paymentStatus = new PaymentStatusResource(sender);
-    this.webhooks = new WebhooksResource(sender, this.apiBase);
+    this.webhooks = new WebhooksResource(sender, options.webhookKeyCache);
     this.ussd = new UssdResource(sender);
   }
 

@@ -9,6 +9,7 @@ export {
 export * from './errors.ts';
 export type { ApiResponse, RequestEvent, RequestOptions, ResponseEvent } from './request-sender.ts';
 export { isPaymentFinal, type WaitForFinalOptions } from './resources/payment-status.ts';
+export { LatestWebhookKeyCache, type WebhookKeyCache } from './resources/webhooks.ts';
 export {
   backoffDelayMs,
   MAX_RETRY_AFTER_MS,

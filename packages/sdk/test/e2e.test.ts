@@ -259,7 +259,7 @@ describe('the SDK against a real sandbox server', () => {
       expect(key.jwks.keys[0]).toMatchObject({ kid: key.keyId, kty: 'OKP', crv: 'Ed25519' });
       expect(await c.webhooks.key()).toBe(key);
       expect(await c.webhooks.keyFor(key.keyId)).toBe(key);
-      // Another client in the process shares the cache.
+      // Another client fetches the key into its own cache.
       expect(await newClient().webhooks.keyFor(key.keyId)).toEqual(key);
       expect(events.requests.filter((e) => e.path === '/webhooks/key')).toHaveLength(1);
 
