@@ -24,7 +24,8 @@ export type RetryInput = {
 
 export type RetryDecision = { retry: boolean; delayMs: number };
 
-const NO_RETRY: RetryDecision = { retry: false, delayMs: 0 };
+/** Frozen: it is returned to every caller, so none can change the answer another one gets. */
+const NO_RETRY: RetryDecision = Object.freeze({ retry: false, delayMs: 0 });
 
 /** Exponential backoff with full jitter: uniform in [0, min(cap, base * 2^attempt)). */
 export function backoffDelayMs(attempt: number, random: () => number = Math.random): number {

@@ -55,4 +55,8 @@ export type UssdMenu = UssdSessionData['menu'];
 export type UssdOption = UssdMenu['options'][number];
 
 /** Transaction statuses after which nothing changes (product.md, Payments). */
-export const FINAL_TRANSACTION_STATUSES: readonly TransactionStatus[] = ['SUCCESS', 'FAILED', 'CANCELLED'];
+export const FINAL_TRANSACTION_STATUSES: readonly TransactionStatus[] = Object.freeze([
+  'SUCCESS',
+  'FAILED',
+  'CANCELLED',
+]);
