@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
-/** Classic CUID: `c` then 24 lowercase base-36 characters (product.md, Codes and defaults). */
+/** Classic CUID: `c` then 24 lowercase base-36 characters (docs/decisions.md, Codes and defaults). */
 export const CUID_PATTERN = /^c[a-z0-9]{24}$/;
 export const cuidSchema = z.string().regex(CUID_PATTERN);
 

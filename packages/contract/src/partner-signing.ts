@@ -13,7 +13,7 @@ export type PartnerRequestToSign = {
   privateKey: KeyObject | string;
   /** Seconds since the epoch; defaults to now. */
   created?: number;
-  /** Seconds of validity; at most 300 (product.md). */
+  /** Seconds of validity; at most 300 (docs/signing.md). */
   validitySeconds?: number;
 };
 

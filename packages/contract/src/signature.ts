@@ -41,7 +41,7 @@ export const REVOKE_FORBIDDEN_COMPONENTS: readonly string[] = [
   'content-length',
 ];
 
-/** Components product.md requires a request's signature to cover. */
+/** Components a request's signature must cover (docs/signing.md, Required components). */
 export function requiredComponentsFor(opts: {
   method: string;
   hasBody: boolean;
@@ -221,7 +221,7 @@ function baseFailureReason(e: unknown): string {
 }
 
 /**
- * Verifies the request's single RFC 9421 signature under product.md's policy.
+ * Verifies the request's single RFC 9421 signature under the policy of docs/signing.md.
  * Never throws on header content; errors thrown by `resolveKey` propagate.
  */
 export function verifyRequestSignature(opts: VerifyRequestOptions): VerifyResult {

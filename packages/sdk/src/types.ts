@@ -54,7 +54,7 @@ export type CustomerListQuery = {
 export type UssdMenu = UssdSessionData['menu'];
 export type UssdOption = UssdMenu['options'][number];
 
-/** Transaction statuses after which nothing changes (product.md, Payments). */
+/** Transaction statuses after which nothing changes (docs/ussd-and-payments.md, Payments). */
 export const FINAL_TRANSACTION_STATUSES: readonly TransactionStatus[] = Object.freeze([
   'SUCCESS',
   'FAILED',

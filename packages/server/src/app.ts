@@ -40,8 +40,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installValidation(app);
   installRequestId(app);
   installRequestMetrics(app, ctx);
-  // Security order (style.md habit 2): rate limit here; token, client id, allowlist, signature,
-  // digest in the auth plugin; then schema validation; then idempotency.
+  // Security order (docs/decisions.md, Request pipeline): rate limit here; token, client id,
+  // allowlist, signature, digest in the auth plugin; then schema validation; then idempotency.
   installRateLimits(app, {
     global: ctx.config.RATE_LIMIT_GLOBAL,
     token: ctx.config.RATE_LIMIT_TOKEN,

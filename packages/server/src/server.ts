@@ -89,8 +89,8 @@ export async function serve(env: Env = process.env): Promise<void> {
     });
     if (seeded) app.log.info({ file: seeded }, `sandbox seeded; demo credentials written to ${seeded}`);
   }
-  // Sandbox payments settle by themselves (product.md, Payments); production has no simulator, and
-  // its collections stay PENDING until the provider's signed callback arrives.
+  // Sandbox payments settle by themselves (docs/ussd-and-payments.md, Payments); production has no
+  // simulator, and its collections stay PENDING until the provider's signed callback arrives.
   const simulator = config.APP_ENV === 'sandbox' ? startSandboxSimulator(runtime, app) : undefined;
   const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
     for (const [table, deleted] of Object.entries(counts)) {

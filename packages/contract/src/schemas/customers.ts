@@ -23,7 +23,10 @@ const typeMessage = (field: string, wants: string) => (issue: { input?: unknown 
   return `${field} must be ${wants}`;
 };
 
-/** Display names: trimmed before the bounds are checked and before storage (product.md, 1..100). */
+/**
+ * Display names: trimmed before the bounds (1..100) are checked and before storage
+ * (docs/decisions.md, Codes and defaults).
+ */
 const name = (field: string) =>
   z
     .string({ error: typeMessage(field, 'a string') })

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** product.md, Payments: the values the spec leaves "not shown". */
+/** The values the spec leaves "not shown" (docs/ussd-and-payments.md, Payments). */
 export const TRANSACTION_TYPES = ['INCOMING', 'OUTGOING'] as const;
 export const TRANSACTION_STATUSES = ['PENDING', 'SUCCESS', 'FAILED', 'CANCELLED'] as const;
 export const PAYMENT_PROVIDERS = ['MPESA', 'AIRTEL_MONEY', 'MTN_MOMO'] as const;

@@ -1,7 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 
-/** Never logged (product.md, Operations): credentials, signatures and keys, at the top of a line or one object down. */
+/**
+ * Never logged (docs/decisions.md, Operations): credentials, signatures and keys, at the top of a
+ * line or one object down.
+ */
 const SECRET_FIELDS = [
   'authorization',
   'signature',

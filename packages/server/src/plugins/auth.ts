@@ -39,8 +39,8 @@ declare module 'fastify' {
 const MAX_CACHED_KEYS = 1000;
 
 /**
- * The authentication pipeline, in the order product.md fixes: token, x-client-id, IP allowlist,
- * signing key present, signature, Content-Digest. (Rate limits ran at onRequest; schema validation
+ * The authentication pipeline, in the order docs/decisions.md fixes (Request pipeline): token,
+ * x-client-id, IP allowlist, signing key present, signature, Content-Digest. (Rate limits ran at onRequest; schema validation
  * and idempotency follow.) It runs after body parsing so that malformed bodies get the spec's 500 first.
  */
 export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preValidationHookHandler {

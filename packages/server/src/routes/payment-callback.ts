@@ -15,7 +15,7 @@ import type { RouteDeps } from './deps.ts';
 
 export const CALLBACK_PATH = '/v1/webhooks/callback';
 
-/** product.md, Payments: the provider's result for one of our transactions. */
+/** The provider's result for one of our transactions (docs/ussd-and-payments.md, Payments). */
 export const providerCallbackSchema = z.strictObject({
   transactionId: z.string().regex(CUID_PATTERN, 'Invalid transaction ID format'),
   status: z.enum(['SUCCESS', 'FAILED'], { error: 'status must be SUCCESS or FAILED' }),

@@ -17,7 +17,7 @@ export type TokenCheck =
 
 /**
  * HS256 with a synchronous HMAC verifier: fast-jwt verifies ~95,000/s per core where jose's
- * WebCrypto path manages ~4,000/s (product.md, Tokens).
+ * WebCrypto path manages ~4,000/s (docs/decisions.md, Stack).
  */
 export function createTokenCodec(secret: string) {
   const sign = createSigner({ key: secret, algorithm: 'HS256' });

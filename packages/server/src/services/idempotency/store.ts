@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 import { idempotencyKeys } from '../../db/schema.ts';
 
-/** A lock held by a crashed request expires after this long by default (product.md, Idempotency). */
+/** A lock held by a crashed request expires after this long by default (docs/decisions.md, Idempotency). */
 export const LOCK_SECONDS = 60;
 
 export type Claim = { credentialId: string; key: string };

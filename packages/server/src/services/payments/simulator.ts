@@ -7,8 +7,9 @@ export type SimulatedOutcome =
   | { status: 'PENDING' };
 
 /**
- * Magic amounts, like test card numbers (product.md, Payments): a whole part ending in 01 fails
- * (insufficient funds), ending in 02 never settles (the customer ignored the prompt), else succeeds.
+ * Magic amounts, like test card numbers (docs/ussd-and-payments.md, Payments): a whole part ending
+ * in 01 fails (insufficient funds), ending in 02 never settles (the customer ignored the prompt),
+ * else succeeds.
  */
 export function simulatedOutcome(amount: string): SimulatedOutcome {
   const whole = amount.split('.', 1)[0] ?? '';
