@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Big, type Money, money } from '../../lib/money.ts';
 import type { Log, PaymentProvider, TransactionRef } from './provider.ts';
 
 export type SimulatedOutcome =
@@ -10,8 +11,8 @@ export type SimulatedOutcome =
  * Magic amounts, like test card numbers (product.md, Payments): a whole part ending in 01 fails
  * (insufficient funds), ending in 02 never settles (the customer ignored the prompt), else succeeds.
  */
-export function simulatedOutcome(amount: string): SimulatedOutcome {
-  const whole = amount.split('.', 1)[0] ?? '';
+export function simulatedOutcome(amount: Money): SimulatedOutcome {
+  const whole = amount.amount.round(0, Big.roundDown).toFixed(0);
   if (whole.endsWith('01')) return { status: 'FAILED', reason: 'insufficient funds' };
   if (whole.endsWith('02')) return { status: 'PENDING' };
   return { status: 'SUCCESS' };
@@ -70,7 +71,7 @@ export function createSandboxSimulator(options: {
 
   const schedule = async (ref: TransactionRef) => {
     if (stopped) return;
-    const outcome = simulatedOutcome(ref.amount);
+    const outcome = simulatedOutcome(money(ref.amount, ref.currency));
     if (outcome.status === 'PENDING') return;
     const body = JSON.stringify({
       transactionId: ref.id,
