@@ -93,6 +93,9 @@ export function unitsFor(paid: Money, price: Decimal): Decimal {
 /** Whole units of a holding that can be sold (ROUNDED DOWN: a fraction cannot be sold). */
 export const wholeUnits = (units: Decimal): Decimal => units.round(0, Big.roundDown);
 
+/** The whole part of an amount as digits (ROUNDED DOWN): '1001' for 1001.50. */
+export const wholePart = (m: Money): string => m.amount.round(0, Big.roundDown).toFixed(0);
+
 /** What is left of `paid` after a refund of `refunded` (same currency, not more than paid). */
 export function remainder(paid: Money, refunded: Money): Money {
   sameCurrency(paid, refunded);

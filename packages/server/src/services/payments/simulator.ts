@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Big, type Money, money } from '../../lib/money.ts';
+import { type Money, money, wholePart } from '../../lib/money.ts';
 import type { Log, PaymentProvider, TransactionRef } from './provider.ts';
 
 export type SimulatedOutcome =
@@ -12,7 +12,7 @@ export type SimulatedOutcome =
  * (insufficient funds), ending in 02 never settles (the customer ignored the prompt), else succeeds.
  */
 export function simulatedOutcome(amount: Money): SimulatedOutcome {
-  const whole = amount.amount.round(0, Big.roundDown).toFixed(0);
+  const whole = wholePart(amount);
   if (whole.endsWith('01')) return { status: 'FAILED', reason: 'insufficient funds' };
   if (whole.endsWith('02')) return { status: 'PENDING' };
   return { status: 'SUCCESS' };
