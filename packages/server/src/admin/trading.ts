@@ -1,16 +1,30 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { Big, parseDecimal } from '../lib/money.ts';
 import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
 import { settleByHand } from '../services/payments/settle-by-hand.ts';
 import { upsertStocks } from '../services/stocks/upsert.ts';
 import { idParams } from './schemas.ts';
 
+const ZERO = new Big('0');
+
+/** A JSON number is a float: its text is exact only up to 15 significant digits. */
+function exactText(value: string | number, ctx: z.RefinementCtx): string {
+  if (typeof value === 'string') return value;
+  const text = String(value);
+  if (text.replace(/^[0.]+|\./g, '').length <= 15) return text;
+  ctx.addIssue({ code: 'custom', message: 'must be sent as a string when it has more than 15 digits' });
+  return z.NEVER;
+}
+
+const PRICE = /^\d{1,14}(\.\d{1,4})?$/;
 const price = z
   .union([z.string(), z.number()])
-  .transform(String)
-  .pipe(z.string().regex(/^\d{1,14}(\.\d{1,4})?$/, 'must be a positive decimal with up to 4 decimals'))
-  .refine((v) => Number(v) > 0, 'must be greater than 0');
+  .transform(exactText)
+  .pipe(z.string().regex(PRICE, 'must be a positive decimal with up to 4 decimals'))
+  // zod runs the refinement after a failed regex too: only a well-formed price is parsed.
+  .refine((v) => !PRICE.test(v) || parseDecimal(v, 'price').gt(ZERO), 'must be greater than 0');
 
 export const stockUpsertBody = z
   .array(

@@ -69,6 +69,24 @@ describe.each(STORES)('admin API for stocks, orders and settlement on %s', (stor
     expect((await admin('POST', '/admin/stocks', [])).statusCode).toBe(400);
   });
 
+  it('POST /admin/stocks takes a JSON number price only while a float holds it exactly (15 digits)', async () => {
+    const symbol = uniqueSymbol();
+    const row = (price: unknown) => [{ symbol, name: 'Float Co', price }];
+    const long = await admin('POST', '/admin/stocks', row(1234567890.123456));
+    expect(long.statusCode).toBe(400);
+    expect(long.json().details).toEqual([
+      expect.objectContaining({
+        field: '0.price',
+        message: 'must be sent as a string when it has more than 15 digits',
+      }),
+    ]);
+    const asText = await admin('POST', '/admin/stocks', row('1234567890.1234'));
+    expect(asText.statusCode).toBe(200);
+    expect(asText.json()).toEqual([expect.objectContaining({ price: '1234567890.1234' })]);
+    const malformed = await admin('POST', '/admin/stocks', row('1\u00002'));
+    expect(malformed.statusCode).toBe(400);
+  });
+
   it('the sandbox seed lists the NSE catalog, idempotently', async () => {
     await seedSandbox({ db: t.ctx.database.db, dataDir: t.dataDir, baseUrl: 'http://localhost:8080' });
     await seedSandbox({ db: t.ctx.database.db, dataDir: t.dataDir, baseUrl: 'http://localhost:8080' });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { money } from '../../src/lib/money.ts';
 import { signCallback, verifyCallbackSignature } from '../../src/services/payments/callback-signature.ts';
 import { providerForMsisdn } from '../../src/services/payments/mobile-network.ts';
 import type { TransactionRef } from '../../src/services/payments/provider.ts';
@@ -27,11 +28,14 @@ describe('sandbox magic amounts', () => {
     ['120.00', 'SUCCESS'],
     ['1010.00', 'SUCCESS'],
   ])('%s settles %s', (amount, status) => {
-    expect(simulatedOutcome(amount).status).toBe(status);
+    expect(simulatedOutcome(money(amount, 'KES')).status).toBe(status);
   });
 
   it('a failure carries the insufficient-funds reason', () => {
-    expect(simulatedOutcome('301.00')).toEqual({ status: 'FAILED', reason: 'insufficient funds' });
+    expect(simulatedOutcome(money('301.00', 'KES'))).toEqual({
+      status: 'FAILED',
+      reason: 'insufficient funds',
+    });
   });
 });
 

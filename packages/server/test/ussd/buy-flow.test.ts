@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdings } from '../../src/db/schema.ts';
+import { money, parseDecimal, plain, unitsFor } from '../../src/lib/money.ts';
 import { startSandboxSimulator } from '../../src/routes/payment-callback.ts';
 import type { SandboxSimulator } from '../../src/services/payments/simulator.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
@@ -101,16 +102,17 @@ describe.each(STORES)('buying through USSD, paid by the sandbox simulator, on %s
 
     const order = await orderRow(t, orderId);
     expect(order).toMatchObject({ side: 'BUY', status: 'EXECUTED', amount: '1000.00' });
-    const units = Number(order?.quantity);
-    expect(units).toBeCloseTo(Math.floor((1000 / Number(order?.price)) * 10_000) / 10_000, 4);
+    // The SQL execution buys what the money module's rule gives: amount / price, rounded down.
+    const units = unitsFor(money('1000', 'KES'), parseDecimal(order?.price ?? ''));
+    expect(order?.quantity).toBe(units.toFixed(4));
     const [holding] = await t.ctx.database.db
       .select()
       .from(holdings)
       .where(and(eq(holdings.customerId, customerId), eq(holdings.stockId, stock.stockId)));
-    expect(Number(holding?.units)).toBe(units);
+    expect(holding?.units).toBe(units.toFixed(4));
 
     const portfolio = await ussdClient(t, partner).walk(customerId, ['2']);
-    const shown = String(Number(order?.quantity));
+    const shown = plain(units);
     expect(portfolio.menu.text).toContain(`${stock.symbol} ${shown} units`);
     expect(portfolio.menu.text).toContain('Open requests: 0');
 

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { transactions } from '../../db/schema.ts';
+import { money } from '../../lib/money.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
 import { refund } from './refund.ts';
@@ -38,5 +39,5 @@ export async function cancelOrder(
       );
     return { payments: [] };
   }
-  return { payments: [await refund(tx, order, order.amount)] };
+  return { payments: [await refund(tx, order, money(order.amount, order.currency))] };
 }

@@ -2,6 +2,7 @@ import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { rowsOf } from '../../db/rows.ts';
+import { parseDecimal, plain } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 
@@ -20,16 +21,18 @@ export async function createBuyOrder(
     customerId: string;
     msisdn: string | null;
     stockId: string;
+    /** Whole amount in the stock's currency, e.g. '1000'. */
     amount: string;
   },
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
+  const whole = parseDecimal(input.amount, 'buy amount', 0);
   const orderId = createId();
   const result = await tx.execute(sql`insert into orders
   (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
   select ${orderId}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
-  ${input.amount}::numeric, s.currency, s.price
+  ${plain(whole)}::numeric, s.currency, s.price
   from stocks s where s.id = ${input.stockId} and s.is_active
   returning currency`);
   const [order] = rowsOf<{ currency: string }>(result);
@@ -40,8 +43,7 @@ export async function createBuyOrder(
       organizationId: input.organizationId,
       orderId,
       type: 'INCOMING',
-      amount: input.amount,
-      currency: order.currency,
+      amount: { amount: whole, currency: order.currency },
       msisdn,
     },
   });

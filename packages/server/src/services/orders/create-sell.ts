@@ -2,9 +2,9 @@ import { createId } from '@partner-api/contract';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { holdings, orders, stocks } from '../../db/schema.ts';
+import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { PlacedOrder } from './create-buy.ts';
-import { proceedsOf } from './decimal.ts';
 
 /**
  * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
@@ -19,7 +19,8 @@ export async function createSellOrder(
     customerId: string;
     msisdn: string | null;
     stockId: string;
-    quantity: number;
+    /** Whole units, e.g. '3'. */
+    quantity: string;
   },
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
@@ -29,7 +30,7 @@ export async function createSellOrder(
     .from(stocks)
     .where(and(eq(stocks.id, input.stockId), eq(stocks.isActive, true)));
   if (!stock) throw new Error(`sell order: stock ${input.stockId} is not listed`);
-  const quantity = String(input.quantity);
+  const quantity = input.quantity;
   const sold = await tx
     .update(holdings)
     .set({ units: sql`${holdings.units} - ${quantity}::numeric`, updatedAt: new Date() })
@@ -43,7 +44,11 @@ export async function createSellOrder(
     .returning({ units: holdings.units });
   if (sold.length === 0) throw new Error('sell order: the holding no longer has these units');
   const orderId = createId();
-  const proceeds = proceedsOf(input.quantity, stock.price);
+  const payout = proceeds(
+    parseDecimal(quantity, 'quantity', 0),
+    parseDecimal(stock.price, 'price'),
+    stock.currency,
+  );
   await tx.insert(orders).values({
     id: orderId,
     organizationId: input.organizationId,
@@ -51,21 +56,14 @@ export async function createSellOrder(
     stockId: stock.id,
     side: 'SELL',
     status: 'EXECUTED',
-    amount: proceeds,
-    currency: stock.currency,
+    amount: amountString(payout),
+    currency: payout.currency,
     quantity,
     price: stock.price,
   });
-  const payout = await createTransaction({
+  const disbursement = await createTransaction({
     tx,
-    input: {
-      organizationId: input.organizationId,
-      orderId,
-      type: 'OUTGOING',
-      amount: proceeds,
-      currency: stock.currency,
-      msisdn,
-    },
+    input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },
   });
-  return { orderId, payments: [payout] };
+  return { orderId, payments: [disbursement] };
 }

@@ -1,12 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { customers, transactions } from '../../db/schema.ts';
+import type { Money } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /** A PENDING refund disbursement (OUTGOING) of `amount`, to the number that paid the order. */
-export async function refund(tx: Tx, order: OrderRow, amount: string): Promise<TransactionRef> {
+export async function refund(tx: Tx, order: OrderRow, amount: Money): Promise<TransactionRef> {
   const [collection] = await tx
     .select({ msisdn: transactions.msisdn })
     .from(transactions)
@@ -28,7 +29,6 @@ export async function refund(tx: Tx, order: OrderRow, amount: string): Promise<T
       orderId: order.id,
       type: 'OUTGOING',
       amount,
-      currency: order.currency,
       msisdn,
     },
   });

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { transactions } from '../../db/schema.ts';
+import { money } from '../../lib/money.ts';
 import { executePaidBuy } from '../orders/execute-buy.ts';
 import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
 import { refund } from '../orders/refund.ts';
@@ -59,7 +60,7 @@ export async function applyProviderResult(tx: Tx, input: ProviderResult): Promis
       await executePaidBuy(tx, order);
     } else {
       // Paid for an order that can no longer use the money (cancelled, failed): give it back.
-      disbursements.push(await refund(tx, order, settled.amount));
+      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency)));
     }
   }
   // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
@@ -93,7 +94,7 @@ async function refundLateCollection(
   return {
     outcome: 'applied',
     transaction: settled,
-    disbursements: [await refund(tx, order, current.amount)],
+    disbursements: [await refund(tx, order, money(current.amount, current.currency))],
   };
 }
 

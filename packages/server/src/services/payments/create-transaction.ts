@@ -1,6 +1,7 @@
 import { createId } from '@partner-api/contract';
 import type { Queryable } from '../../db/client.ts';
 import { transactions } from '../../db/schema.ts';
+import { amountString, type Money } from '../../lib/money.ts';
 import { providerForMsisdn } from './mobile-network.ts';
 import type { TransactionRef } from './provider.ts';
 
@@ -17,14 +18,21 @@ export async function createTransaction({
     organizationId: string;
     orderId: string;
     type: 'INCOMING' | 'OUTGOING';
-    amount: string;
-    currency: string;
+    amount: Money;
     msisdn: string;
   };
 }): Promise<TransactionRef> {
+  const { amount: value, ...rest } = input;
   const [row] = await tx
     .insert(transactions)
-    .values({ id: createId(), ...input, status: 'PENDING', provider: providerForMsisdn(input.msisdn) })
+    .values({
+      id: createId(),
+      ...rest,
+      amount: amountString(value),
+      currency: value.currency,
+      status: 'PENDING',
+      provider: providerForMsisdn(input.msisdn),
+    })
     .returning();
   if (!row) throw new Error('transaction insert returned no row');
   const { id, type, amount, currency, msisdn, provider } = row;

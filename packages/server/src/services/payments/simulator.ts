@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type Money, money, wholePart } from '../../lib/money.ts';
 import type { Log, PaymentProvider, TransactionRef } from './provider.ts';
 
 export type SimulatedOutcome =
@@ -11,8 +12,8 @@ export type SimulatedOutcome =
  * in 01 fails (insufficient funds), ending in 02 never settles (the customer ignored the prompt),
  * else succeeds.
  */
-export function simulatedOutcome(amount: string): SimulatedOutcome {
-  const whole = amount.split('.', 1)[0] ?? '';
+export function simulatedOutcome(amount: Money): SimulatedOutcome {
+  const whole = wholePart(amount);
   if (whole.endsWith('01')) return { status: 'FAILED', reason: 'insufficient funds' };
   if (whole.endsWith('02')) return { status: 'PENDING' };
   return { status: 'SUCCESS' };
@@ -71,7 +72,7 @@ export function createSandboxSimulator(options: {
 
   const schedule = async (ref: TransactionRef) => {
     if (stopped) return;
-    const outcome = simulatedOutcome(ref.amount);
+    const outcome = simulatedOutcome(money(ref.amount, ref.currency));
     if (outcome.status === 'PENDING') return;
     const body = JSON.stringify({
       transactionId: ref.id,

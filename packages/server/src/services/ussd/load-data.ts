@@ -11,7 +11,7 @@ type Row = {
   customer: { msisdn: string | null } | null;
   organization_name: string | null;
   stocks: UssdStock[];
-  holdings: (Omit<UssdHolding, 'units'> & { units: string })[];
+  holdings: UssdHolding[];
   open_orders: UssdOpenOrder[];
 };
 
@@ -51,7 +51,7 @@ export async function loadUssdData(
       organizationName: row.organization_name ?? '',
       customer: { id: customer, hasMsisdn: Boolean(row.customer?.msisdn) },
       stocks: row.stocks,
-      holdings: row.holdings.map((h) => ({ ...h, units: Number(h.units) })),
+      holdings: row.holdings,
       openOrders: row.open_orders,
     },
   };

@@ -17,6 +17,7 @@
  * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole KES 100..1,000,000) and
  * SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
  */
+import { Big, parseWholeInput, plain } from '../../lib/money.ts';
 import { errorMenu, paginate, renderMenu, sellableUnits, stockList, ussdText } from './menus.ts';
 import {
   isEndState,
@@ -31,8 +32,9 @@ import {
 
 export { errorMenu, isEndState, renderMenu, ussdText };
 
-export const MIN_BUY_AMOUNT = 100;
-export const MAX_BUY_AMOUNT = 1_000_000;
+export const MIN_BUY_AMOUNT = new Big('100');
+export const MAX_BUY_AMOUNT = new Big('1000000');
+const ONE = new Big('1');
 
 export function initialContext(): UssdContext {
   return { stocksPage: 1 };
@@ -71,12 +73,6 @@ const emptyData: UssdData = {
   holdings: [],
   openOrders: [],
 };
-
-function parseWhole(choice: string, min: number, max: number): number | undefined {
-  if (!/^\d{1,9}$/.test(choice)) return undefined;
-  const n = Number(choice);
-  return n >= min && n <= max ? n : undefined;
-}
 
 const wrap = (page: number, totalPages: number) => (page >= totalPages ? 1 : page + 1);
 
@@ -118,9 +114,9 @@ export function move(input: MoveInput): MoveResult {
       return go(option.nextState, option.nextState === 'REQUESTS' ? { ...ctx, requestsPage: 1 } : ctx);
     }
     case 'BUY_AMOUNT': {
-      const amount = parseWhole(choice, MIN_BUY_AMOUNT, MAX_BUY_AMOUNT);
+      const amount = parseWholeInput(choice, MIN_BUY_AMOUNT, MAX_BUY_AMOUNT);
       if (amount === undefined || !ctx.stockId) return go(state, ctx, [], 'Invalid amount.');
-      return go('BUY_CONFIRM', { ...ctx, amount: String(amount) });
+      return go('BUY_CONFIRM', { ...ctx, amount: plain(amount) });
     }
     case 'BUY_CONFIRM': {
       if (option?.nextState !== 'BUY_SUBMITTED' || !ctx.stockId || !ctx.amount) return invalid();
@@ -129,9 +125,9 @@ export function move(input: MoveInput): MoveResult {
       ]);
     }
     case 'SELL_QUANTITY': {
-      const quantity = parseWhole(choice, 1, sellableUnits(ctx.stockId, data.holdings));
+      const quantity = parseWholeInput(choice, ONE, sellableUnits(ctx.stockId, data.holdings));
       if (quantity === undefined || !ctx.stockId) return go(state, ctx, [], 'Invalid quantity.');
-      return go('SELL_CONFIRM', { ...ctx, quantity });
+      return go('SELL_CONFIRM', { ...ctx, quantity: plain(quantity) });
     }
     case 'SELL_CONFIRM': {
       if (option?.nextState !== 'SELL_SUBMITTED' || !ctx.stockId || ctx.quantity === undefined)

@@ -4,8 +4,22 @@
  * `renderMenu(state, context, data, extra?)` builds the menu of a state from the session context and
  * the data snapshot. Every menu goes through `finish`, which guarantees `ussdText(menu).length <= 182`:
  * long lists paginate (5 per page), long labels are shortened (longest first), and as a last resort
- * the text is cut. Money is formatted from decimal strings with bigint arithmetic (no float errors).
+ * the text is cut. Amounts, prices and units are formatted by the money module (exact decimals).
  */
+import {
+  Big,
+  type Decimal,
+  formatEstimatedUnits,
+  formatMoney,
+  formatPrice,
+  formatUnits,
+  money,
+  parseDecimal,
+  plain,
+  proceeds,
+  unitsFor,
+  wholeUnits,
+} from '../../lib/money.ts';
 import {
   isEndState,
   type UssdContext,
@@ -48,46 +62,6 @@ export function errorMenu(): UssdMenu {
   return finish('ERROR', 'Something went wrong.', [HOME_OPTION]);
 }
 
-// ---- decimals: values are bigint at scale 4 (1.5 -> 15000n) ----
-
-const SCALE = 10_000n;
-
-export function toScaled(value: string): bigint {
-  const m = /^(\d+)(?:\.(\d+))?$/.exec(value.trim());
-  if (!m) throw new Error(`Invalid decimal: ${value}`);
-  return BigInt(m[1] ?? '0') * SCALE + BigInt((m[2] ?? '').slice(0, 4).padEnd(4, '0'));
-}
-
-/** Rounds half up to `decimals` (0..4) and groups thousands: 1234567n*SCALE -> '1,234,567.00'. */
-export function formatScaled(value: bigint, decimals: number): string {
-  const unit = 10n ** BigInt(4 - decimals);
-  const rounded = (value + unit / 2n) / unit;
-  const base = 10n ** BigInt(decimals);
-  const int = (rounded / base).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return decimals === 0 ? int : `${int}.${(rounded % base).toString().padStart(decimals, '0')}`;
-}
-
-export const formatMoney = (value: string): string => formatScaled(toScaled(value), 2);
-
-/** A price keeps up to 4 decimals when they are significant, at least 2. */
-export function formatPrice(value: string): string {
-  const v = toScaled(value);
-  return formatScaled(v, v % 100n === 0n ? 2 : v % 10n === 0n ? 3 : 4);
-}
-
-/** Units as a number with up to 4 decimals, trailing zeros dropped: 12.5 -> '12.5'. */
-export function formatUnits(units: number): string {
-  return formatScaled(toScaled(units.toFixed(4)), 4).replace(/\.?0+$/, '');
-}
-
-/** Estimated units bought for a whole amount at a price, rounded half up to 2 decimals. */
-export function estimateUnits(amount: string, price: string): string {
-  return formatScaled((BigInt(amount) * SCALE * SCALE) / toScaled(price), 2);
-}
-
-export const estimateProceeds = (quantity: number, price: string): string =>
-  formatScaled(BigInt(quantity) * toScaled(price), 2);
-
 // ---- lookups shared with the machine ----
 
 export function paginate<T>(items: readonly T[], page: number | undefined) {
@@ -110,11 +84,22 @@ export function stockList(context: UssdContext, data: UssdData): UssdStock[] {
 export const findStock = (context: UssdContext, data: UssdData): UssdStock | undefined =>
   data.stocks.find((s) => s.id === context.stockId);
 
-/** Whole units of a stock the customer may sell. */
-export function sellableUnits(stockId: string | undefined, holdings: readonly UssdHolding[]): number {
-  const units = holdings.find((h) => h.stockId === stockId)?.units ?? 0;
-  return Math.max(0, Math.floor(units));
+/** Units of a stock the customer holds (0 when none). */
+export function heldUnits(stockId: string | undefined, holdings: readonly UssdHolding[]): Decimal {
+  const units = holdings.find((h) => h.stockId === stockId)?.units;
+  return units === undefined ? new Big('0') : parseDecimal(units, 'units');
 }
+
+/** Whole units of a stock the customer may sell. */
+export const sellableUnits = (stockId: string | undefined, holdings: readonly UssdHolding[]): Decimal =>
+  wholeUnits(heldUnits(stockId, holdings));
+
+const ZERO = new Big('0');
+const ONE = new Big('1');
+// Open orders and holdings are shown in KES: the snapshot carries no currency for them.
+const kes = (amount: string) => formatMoney(money(amount, 'KES'));
+const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
+const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
 
 export const findOrder = (context: UssdContext, data: UssdData): UssdOpenOrder | undefined =>
   data.openOrders.find((o) => o.id === context.orderId);
@@ -125,10 +110,9 @@ export function clip(value: string, max: number): string {
 
 // ---- the menus ----
 
-const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${formatMoney(o.amount)}`;
+const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${kes(o.amount)}`;
 /** Short list label: `BUY SCOM 1,000` (decimals only when not .00; the details screen shows all). */
-const requestLabel = (o: UssdOpenOrder) =>
-  `${o.side} ${o.symbol} ${formatMoney(o.amount).replace(/\.00$/, '')}`;
+const requestLabel = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${kes(o.amount).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 
@@ -184,10 +168,10 @@ export function renderMenu(
       return m('Enter stock name or symbol', [HOME_OPTION]);
     case 'SELECT_STOCK': {
       if (!stock) return gone('This stock is no longer available.');
-      const held = data.holdings.find((h) => h.stockId === stock.id)?.units ?? 0;
-      const sellable = sellableUnits(stock.id, data.holdings) >= 1;
-      const lines = [stockTitle(stock), `Price: ${stock.currency} ${formatPrice(stock.price)}`];
-      if (held > 0) lines.push(`You hold ${formatUnits(held)} units`);
+      const held = heldUnits(stock.id, data.holdings);
+      const sellable = wholeUnits(held).gte(ONE);
+      const lines = [stockTitle(stock), priceLine(stock)];
+      if (held.gt(ZERO)) lines.push(`You hold ${formatUnits(held)} units`);
       const options: UssdOption[] = [{ key: '1', label: 'Buy', nextState: 'BUY_AMOUNT' }];
       if (sellable) options.push({ key: '2', label: 'Sell', nextState: 'SELL_QUANTITY' });
       return m(lines.join('\n'), [...options, HOME_OPTION]);
@@ -197,10 +181,11 @@ export function renderMenu(
       return m(`Buy ${stock.symbol}\nEnter amount (${stock.currency}), min 100`, [HOME_OPTION]);
     case 'BUY_CONFIRM': {
       if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
-      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(context.amount)}`;
+      const paid = money(context.amount, stock.currency);
+      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
-      const price = `Price: ${stock.currency} ${formatPrice(stock.price)}`;
-      return m(`${head}\n${price}\nEst. units: ${estimateUnits(context.amount, stock.price)}`, [
+      const units = formatEstimatedUnits(unitsFor(paid, priceOf(stock)));
+      return m(`${head}\n${priceLine(stock)}\nEst. units: ${units}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
         { key: '2', label: 'Cancel', nextState: 'HOME' },
       ]);
@@ -210,18 +195,18 @@ export function renderMenu(
     case 'SELL_QUANTITY': {
       if (!stock) return gone('This stock is no longer available.');
       const max = sellableUnits(stock.id, data.holdings);
-      if (max < 1) return gone(`You hold no whole units of ${stock.symbol}.`);
-      return m(`Sell ${stock.symbol}\nEnter units to sell (max ${max})`, [HOME_OPTION]);
+      if (max.lt(ONE)) return gone(`You hold no whole units of ${stock.symbol}.`);
+      return m(`Sell ${stock.symbol}\nEnter units to sell (max ${plain(max)})`, [HOME_OPTION]);
     }
     case 'SELL_CONFIRM': {
       const q = context.quantity;
       if (!stock || q === undefined) return gone('This stock is no longer available.');
-      if (q > sellableUnits(stock.id, data.holdings))
+      if (parseDecimal(q, 'quantity', 0).gt(sellableUnits(stock.id, data.holdings)))
         return gone(`You no longer hold ${q} units of ${stock.symbol}.`);
       const head = `Sell ${q} ${stock.symbol} units`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
-      const price = `Price: ${stock.currency} ${formatPrice(stock.price)}`;
-      return m(`${head}\n${price}\nEst. proceeds: ${stock.currency} ${estimateProceeds(q, stock.price)}`, [
+      const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
+      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
         { key: '2', label: 'Cancel', nextState: 'HOME' },
       ]);
@@ -233,8 +218,10 @@ export function renderMenu(
         { key: '1', label: 'Open requests', nextState: 'REQUESTS' },
         HOME_OPTION,
       ];
-      const held = data.holdings.filter((h) => h.units > 0);
-      const list = held.map((h) => `${h.symbol} ${formatUnits(h.units)} units, KES ${formatMoney(h.value)}`);
+      const held = data.holdings.filter((h) => parseDecimal(h.units, 'units').gt(ZERO));
+      const list = held.map(
+        (h) => `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, KES ${kes(h.value)}`,
+      );
       const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
       const tail = [
         ...(held.length === 0 ? ['No holdings.'] : []),

@@ -62,8 +62,8 @@ export interface UssdContext {
   stockId?: string;
   /** Buy amount in whole KES, e.g. '1000' (BUY_CONFIRM). */
   amount?: string;
-  /** Whole units to sell (SELL_CONFIRM). */
-  quantity?: number;
+  /** Whole units to sell, e.g. '3' (SELL_CONFIRM). */
+  quantity?: string;
   /** 1-based page of the REQUESTS list (wraps). */
   requestsPage?: number;
   /** Order shown in REQUEST_DETAILS / CANCEL_REQUEST_CONFIRMATION, or created by a submission. */
@@ -82,7 +82,8 @@ export interface UssdStock {
 export interface UssdHolding {
   stockId: string;
   symbol: string;
-  units: number;
+  /** Decimal string with up to 4 decimals, e.g. '10.5000'. */
+  units: string;
   /** Decimal string, e.g. '2850.00'. */
   value: string;
 }
@@ -109,7 +110,7 @@ export interface UssdData {
 /** Writes the caller performs in the same DB transaction as the move. */
 export type UssdEffect =
   | { type: 'CREATE_BUY_ORDER'; stockId: string; amount: string }
-  | { type: 'CREATE_SELL_ORDER'; stockId: string; quantity: number }
+  | { type: 'CREATE_SELL_ORDER'; stockId: string; quantity: string }
   | { type: 'CANCEL_ORDER'; orderId: string };
 
 /** A screen: what the caller persists (state, context) and returns (menu, ussdText). */
