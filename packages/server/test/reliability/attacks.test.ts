@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
-import { computeContentDigest, createId, signPartnerRequest } from '@partner-api/contract';
+import { computeContentDigest, createId } from '@partner-api/contract';
 import { eq } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { customers, ussdSessions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import { buildTestApp, STORES, type TestApp, tempDataDir } from '../support/app.ts';
 import { createOrderWithTransactions } from '../support/orders.ts';
-import { BASE_URL, createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
+import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
 import { startServer } from '../support/process.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
@@ -71,8 +71,12 @@ describe.each(STORES)('attacks on %s', (store) => {
         { method: 'POST', url: '/v1/customers', idempotencyKey: key, created },
         body,
       );
-      // Re-sign with a 2 s validity window (signedHeaders signs for 300 s).
-      const short = signedHeadersWithValidity(a, '/v1/customers', body, key, 2);
+      // Re-signed with a 2 s validity window (signedHeaders signs for 300 s unless told).
+      const short = signedHeaders(
+        a,
+        { method: 'POST', url: '/v1/customers', idempotencyKey: key, validitySeconds: 2 },
+        body,
+      );
       const send = (h: Record<string, string>) =>
         t.app.inject({ method: 'POST', url: '/v1/customers', headers: h, payload: body });
 
@@ -506,30 +510,6 @@ describe.each(STORES)('attacks on %s', (store) => {
     });
   });
 });
-
-/** signedHeaders with a chosen validity window (the helper always signs for 300 s). */
-function signedHeadersWithValidity(
-  partner: Partner,
-  url: string,
-  body: string,
-  key: string,
-  validitySeconds: number,
-): Record<string, string> {
-  return signPartnerRequest({
-    method: 'POST',
-    url: BASE_URL + url,
-    headers: {
-      authorization: `Bearer ${partner.token}`,
-      'x-client-id': partner.clientId,
-      'content-type': 'application/json',
-      'x-idempotency-key': key,
-    },
-    body,
-    keyId: partner.keyId,
-    privateKey: partner.privateKey,
-    validitySeconds,
-  });
-}
 
 describe('the admin listener binds loopback by default', () => {
   const external = Object.values(networkInterfaces())
