@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials } from '../../src/db/schema.ts';
 import { verifySecret } from '../../src/lib/passwords.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { listRoutes, urlOf } from '../support/routes.ts';
 import { adminInject } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
@@ -23,28 +24,11 @@ const PRODUCT_ROUTES = [
   'POST /admin/transactions/:id/settle',
 ];
 
-/** Every route the admin app has, read from Fastify's own route tree (so new routes are covered too). */
-function listRoutes(app: FastifyInstance): string[] {
-  const routes: string[] = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    stack.length = depth;
-    stack.push(match[2]!);
-    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
-      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push(`${method} ${stack.join('')}`);
-    }
-  }
-  return routes;
-}
-
 const inject = (app: FastifyInstance, route: string, headers: Record<string, string>) => {
   const [method, pattern] = route.split(' ') as [string, string];
   return app.inject({
     method: method as 'GET',
-    url: pattern.replaceAll(':id', SOME_ID),
+    url: urlOf(pattern, SOME_ID),
     headers: { ...headers, ...(method === 'GET' ? {} : { 'content-type': 'application/json' }) },
     payload: method === 'GET' ? undefined : '{}',
   });
