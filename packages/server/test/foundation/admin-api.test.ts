@@ -12,7 +12,10 @@ const CLIENT_ID = /^org_[a-f0-9]{32}$/;
 const CLIENT_SECRET = /^[a-f0-9]{32}_[a-f0-9]{32}$/;
 const SOME_ID = 'cjld2cjxh0000qzrmn831i7rn';
 
-/** The admin calls product.md lists; every one must exist and refuse a caller without the token. */
+/**
+ * The admin calls operators rely on (README.md, Operator CLI; docs/ussd-and-payments.md for stocks and
+ * settlement): each must exist and refuse a caller without the token.
+ */
 const PRODUCT_ROUTES = [
   'POST /admin/organizations',
   'GET /admin/organizations',
@@ -47,7 +50,7 @@ describe.each(STORES)('admin API on %s', (store) => {
     return res.json() as { id: string; name: string };
   };
 
-  it('has every call product.md lists', () => {
+  it('has every call operators rely on', () => {
     const routes = listRoutes(t.admin);
     for (const route of PRODUCT_ROUTES) expect(routes).toContain(route);
   });
