@@ -28,8 +28,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { signPartnerRequest } from '@partner-api/contract';
 import pg from 'pg';
+import { createPartner, signedFetch } from '../packages/server/test/support/partner.ts';
 import { type ServerProcess, startServer } from '../packages/server/test/support/process.ts';
 
 export type SoakOptions = {
@@ -77,7 +77,6 @@ export type SoakReport = {
   ok: boolean;
 };
 
-type Partner = { organizationId: string; clientId: string; keyId: string; privateKey: string; token: string };
 type Response = { status: number; body: string; headers: Headers };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -157,7 +156,11 @@ async function soak(
   },
 ): Promise<SoakReport> {
   const { log } = options;
-  const partner = await onboard(server, adminToken);
+  // An organization and a signing credential of the soak's own, through the admin API, and a token.
+  const partner = await createPartner(
+    { baseUrl: server.baseUrl, adminUrl: server.adminUrl, adminToken },
+    { name: `Soak ${randomUUID().slice(0, 8)}`, keyPrefix: 'soak' },
+  );
   log(`soak: server pid ${server.child.pid} at ${server.baseUrl}, organization ${partner.organizationId}`);
 
   const byOperation: Record<string, number> = {};
@@ -180,30 +183,14 @@ async function soak(
     body?: unknown,
     idempotencyKey?: string,
   ): Promise<Response | undefined> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${partner.token}`,
-      'x-client-id': partner.clientId,
-      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(idempotencyKey ? { 'x-idempotency-key': idempotencyKey } : {}),
-    };
-    const signed = signPartnerRequest({
-      method,
-      url: server.baseUrl + url,
-      headers,
-      body: payload,
-      keyId: partner.keyId,
-      privateKey: partner.privateKey,
-    });
     requests += 1;
     byOperation[operation] = (byOperation[operation] ?? 0) + 1;
     try {
-      const response = await fetch(server.baseUrl + url, {
-        method,
-        headers: signed,
-        body: payload,
-        signal: AbortSignal.timeout(15_000),
-      });
+      const response = await signedFetch(
+        partner,
+        { method, url, body, idempotencyKey },
+        { signal: AbortSignal.timeout(15_000) },
+      );
       return { status: response.status, body: await response.text(), headers: response.headers };
     } catch (error) {
       fail(`${operation} ${method} ${url}: ${(error as Error).message}`);
@@ -401,41 +388,6 @@ type UssdData = {
   ussdText: string;
   menu: { text: string; options: { key: string; data?: { stockId: string; symbol: string } }[] };
 };
-
-/** An organization and a signing credential of the soak's own, through the admin API, and a token. */
-async function onboard(server: ServerProcess, adminToken: string): Promise<Partner> {
-  const admin = async (url: string, body: unknown) => {
-    const response = await fetch(server.adminUrl + url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (response.status !== 201) throw new Error(`admin ${url}: ${response.status} ${await response.text()}`);
-    return response.json() as Promise<Record<string, string>>;
-  };
-  const organization = await admin('/admin/organizations', { name: `Soak ${randomUUID().slice(0, 8)}` });
-  const { generateKeyPairSync } = await import('node:crypto');
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const keyId = `soak-${randomUUID().slice(0, 8)}`;
-  const credential = await admin(`/admin/organizations/${organization.id}/credentials`, {
-    name: 'soak',
-    publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    keyId,
-  });
-  const token = await fetch(`${server.baseUrl}/v1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: credential.clientId, clientSecret: credential.clientSecret }),
-  });
-  if (token.status !== 200) throw new Error(`token: ${token.status} ${await token.text()}`);
-  return {
-    organizationId: organization.id!,
-    clientId: credential.clientId!,
-    keyId,
-    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    token: ((await token.json()) as { token: string }).token,
-  };
-}
 
 /** Waits for the simulator to settle, then checks the database against what the traffic was told. */
 async function reconcile(

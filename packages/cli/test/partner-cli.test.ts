@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createId } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sdk/test/support.ts';
+import { type Sandbox, startSandbox } from '../../server/test/support/process.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PARTNER = path.join(ROOT, 'packages/cli/src/partner.ts');

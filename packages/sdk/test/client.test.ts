@@ -65,7 +65,7 @@ function clientWith(fetch: typeof globalThis.fetch, options = {}) {
   });
 }
 
-/** The server's own check, from the contract: signature (with the components product.md requires) and digest. */
+/** The server's own check, from the contract: signature (docs/signing.md's required components), digest. */
 function verify(request: Sent, opts: { revoke?: boolean } = {}) {
   const hasBody = request.body !== undefined && !opts.revoke;
   const result = verifyRequestSignature({

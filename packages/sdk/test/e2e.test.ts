@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createId, ErrorMessage } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../server/test/support/process.ts';
+import { freePort, type Sandbox, startSandbox } from '../../server/test/support/process.ts';
 import {
   AuthenticationError,
   ConnectionError,
@@ -12,7 +12,7 @@ import {
   type PaymentStatusResponse,
   ValidationError,
 } from '../src/index.ts';
-import { ORDER_REF, record, type Sandbox, startSandbox } from './support.ts';
+import { ORDER_REF, record } from './support.ts';
 
 /** Every call below goes through the SDK against a real server process: nothing is injected. */
 describe('the SDK against a real sandbox server', () => {

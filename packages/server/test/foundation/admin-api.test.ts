@@ -5,13 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials } from '../../src/db/schema.ts';
 import { verifySecret } from '../../src/lib/passwords.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { listRoutes, urlOf } from '../support/routes.ts';
 import { adminInject } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
 const CLIENT_SECRET = /^[a-f0-9]{32}_[a-f0-9]{32}$/;
 const SOME_ID = 'cjld2cjxh0000qzrmn831i7rn';
 
-/** The admin calls product.md lists; every one must exist and refuse a caller without the token. */
+/**
+ * The admin calls operators rely on (README.md, Operator CLI; docs/ussd-and-payments.md for stocks and
+ * settlement): each must exist and refuse a caller without the token.
+ */
 const PRODUCT_ROUTES = [
   'POST /admin/organizations',
   'GET /admin/organizations',
@@ -23,28 +27,11 @@ const PRODUCT_ROUTES = [
   'POST /admin/transactions/:id/settle',
 ];
 
-/** Every route the admin app has, read from Fastify's own route tree (so new routes are covered too). */
-function listRoutes(app: FastifyInstance): string[] {
-  const routes: string[] = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    stack.length = depth;
-    stack.push(match[2]!);
-    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
-      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push(`${method} ${stack.join('')}`);
-    }
-  }
-  return routes;
-}
-
 const inject = (app: FastifyInstance, route: string, headers: Record<string, string>) => {
   const [method, pattern] = route.split(' ') as [string, string];
   return app.inject({
     method: method as 'GET',
-    url: pattern.replaceAll(':id', SOME_ID),
+    url: urlOf(pattern, SOME_ID),
     headers: { ...headers, ...(method === 'GET' ? {} : { 'content-type': 'application/json' }) },
     payload: method === 'GET' ? undefined : '{}',
   });
@@ -63,7 +50,7 @@ describe.each(STORES)('admin API on %s', (store) => {
     return res.json() as { id: string; name: string };
   };
 
-  it('has every call product.md lists', () => {
+  it('has every call operators rely on', () => {
     const routes = listRoutes(t.admin);
     for (const route of PRODUCT_ROUTES) expect(routes).toContain(route);
   });

@@ -13,7 +13,7 @@ function capture() {
 
 const STACK = /\n\s+at |\bat [\w$.<>]+ \(|\.[jt]s:\d+/;
 
-/** product.md, Operations, and the standards: no secret, stack or SQL ever reaches a log line. */
+/** README.md, Operating it (Logs): no secret, stack or SQL ever reaches a log line. */
 describe.each(STORES)('log lines on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {

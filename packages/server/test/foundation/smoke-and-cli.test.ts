@@ -1,10 +1,9 @@
-import { createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { signPartnerRequest } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
 import { tempDataDir } from '../support/app.ts';
+import { sandboxPartner, signedHeaders } from '../support/partner.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
 import { runCli } from './helpers.ts';
 
@@ -118,21 +117,12 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
   });
 
   it('logs one access line per request: its path without the query string, never the signature', async () => {
-    const { clientId, clientSecret, privateKey, keyId } = JSON.parse(
-      readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
-    );
-    const token = (await (await requestToken(clientId, clientSecret)).json()).token as string;
+    const partner = await sandboxPartner(server.baseUrl, path.join(dataDir, 'sandbox-credentials.json'));
     const requestId = `access-check-${Date.now()}`;
     const searched = `Zawadi${Date.now()}`;
-    const url = `${server.baseUrl}/v1/customers?search=${searched}`;
-    const headers = signPartnerRequest({
-      method: 'GET',
-      url,
-      headers: { authorization: `Bearer ${token}`, 'x-client-id': clientId },
-      keyId,
-      privateKey: createPrivateKey(privateKey),
-    });
-    const res = await fetch(url, { headers: { ...headers, 'x-request-id': requestId } });
+    const url = `/v1/customers?search=${searched}`;
+    const headers = signedHeaders(partner, { method: 'GET', url }, undefined);
+    const res = await fetch(server.baseUrl + url, { headers: { ...headers, 'x-request-id': requestId } });
     expect(res.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const mine = logEntries().filter((e) => e.reqId === requestId);

@@ -19,6 +19,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, STORES, type StoreKind, type TestApp } from '../support/app.ts';
 import { createOrderWithTransactions } from '../support/orders.ts';
+import { listRoutes, urlOf } from '../support/routes.ts';
 import {
   bounded,
   contentType,
@@ -57,6 +58,20 @@ const ROUTES = {
   'transactions.settle': [200, 400, 401, 404, 409],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
+
+/** Each admin route: its name in ROUTES, its method and path (compared with the admin app's own routes). */
+const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
+  ['organizations.create', 'POST', '/admin/organizations'],
+  ['organizations.list', 'GET', '/admin/organizations'],
+  ['organizations.patch', 'PATCH', '/admin/organizations/{org}'],
+  ['credentials.create', 'POST', '/admin/organizations/{org}/credentials'],
+  ['credentials.list', 'GET', '/admin/credentials'],
+  ['credentials.signingKey', 'PUT', '/admin/credentials/{credential}/signing-key'],
+  ['credentials.patch', 'PATCH', '/admin/credentials/{credential}'],
+  ['stocks.upsert', 'POST', '/admin/stocks'],
+  ['orders.list', 'GET', '/admin/orders'],
+  ['transactions.settle', 'POST', '/admin/transactions/{transaction}/settle'],
+];
 
 /** Every table an admin route writes or reads; counts and a digest of the rows. */
 const TABLES = ['organizations', 'credentials', 'stocks', 'orders', 'transactions', 'holdings', 'customers'];
@@ -497,19 +512,21 @@ describe.each(STORES)('every admin route under random input, on %s', (store) => 
       bodyOf(settleFields, ['status']),
     ));
 
+  it('the route table names every route the admin app registers, and no other', () => {
+    const shape = (route: string) => urlOf(route, '{}');
+    const table = ADMIN_ROUTES.map(([, method, path]) => shape(`${method} ${path}`));
+    const registered = listRoutes(t.admin).map(shape);
+    expect(
+      registered.filter((route) => !table.includes(route)),
+      'admin routes missing from ADMIN_ROUTES',
+    ).toEqual([]);
+    expect(
+      table.filter((route) => !registered.includes(route)),
+      'ADMIN_ROUTES entries the admin app lacks',
+    ).toEqual([]);
+  });
+
   it('without the admin token, or with a wrong one, every route answers 401 and writes nothing', async () => {
-    const routes: [Route, InjectOptions['method'], string][] = [
-      ['organizations.create', 'POST', '/admin/organizations'],
-      ['organizations.list', 'GET', '/admin/organizations'],
-      ['organizations.patch', 'PATCH', '/admin/organizations/{org}'],
-      ['credentials.create', 'POST', '/admin/organizations/{org}/credentials'],
-      ['credentials.list', 'GET', '/admin/credentials'],
-      ['credentials.signingKey', 'PUT', '/admin/credentials/{credential}/signing-key'],
-      ['credentials.patch', 'PATCH', '/admin/credentials/{credential}'],
-      ['stocks.upsert', 'POST', '/admin/stocks'],
-      ['orders.list', 'GET', '/admin/orders'],
-      ['transactions.settle', 'POST', '/admin/transactions/{transaction}/settle'],
-    ];
     type Wrong = (good: string) => string | string[] | undefined;
     const wrong: fc.Arbitrary<Wrong> = fc.oneof(
       fc.constantFrom<Wrong>(
@@ -547,7 +564,7 @@ describe.each(STORES)('every admin route under random input, on %s', (store) => 
     await run(
       fc.asyncProperty(
         fc.record({
-          route: fc.constantFrom(...routes),
+          route: fc.constantFrom(...ADMIN_ROUTES),
           id: fc.oneof(
             fc.constantFrom(...ids.orgs, ...ids.credentials, ...ids.pending),
             fc.string({ minLength: 1 }),

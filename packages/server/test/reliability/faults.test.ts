@@ -2,8 +2,8 @@
  * Fault tests (issue 9). PostgreSQL and Redis are reached through a TCP relay (support/faults.ts)
  * that is cut and restored; the machine's real servers are never stopped (other suites share them).
  */
-import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
-import { createId, signPartnerRequest } from '@partner-api/contract';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createId } from '@partner-api/contract';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -23,7 +23,7 @@ import {
   tempDataDir,
 } from '../support/app.ts';
 import { type Relay, startRelay, targetOf } from '../support/faults.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
@@ -405,64 +405,17 @@ describe.skipIf(!DATABASE_URL)(
       await direct?.end();
     });
 
-    type Caller = {
-      organizationId: string;
-      clientId: string;
-      keyId: string;
-      privateKey: KeyObject;
-      token: string;
-    };
-
-    async function onboard(server: ServerProcess): Promise<Caller> {
-      const admin = async (url: string, body: unknown) => {
-        const res = await fetch(server.adminUrl + url, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        expect(res.status).toBe(201);
-        return (await res.json()) as Record<string, string>;
-      };
-      const organization = await admin('/admin/organizations', {
-        name: `Killed ${randomUUID().slice(0, 6)}`,
-      });
-      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-      const keyId = `kill-${randomUUID().slice(0, 6)}`;
-      const credential = await admin(`/admin/organizations/${organization.id}/credentials`, {
-        name: 'kill test',
-        publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-        keyId,
-      });
-      const token = await fetch(`${server.baseUrl}/v1/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ clientId: credential.clientId, clientSecret: credential.clientSecret }),
-      });
-      return {
-        organizationId: organization.id!,
-        clientId: credential.clientId!,
-        keyId,
-        privateKey,
-        token: ((await token.json()) as { token: string }).token,
-      };
-    }
+    const onboard = (server: ServerProcess) =>
+      createPartner(
+        { baseUrl: server.baseUrl, adminUrl: server.adminUrl, adminToken: env.ADMIN_TOKEN },
+        { name: `Killed ${randomUUID().slice(0, 6)}`, keyPrefix: 'kill' },
+      );
 
     /** A signed POST /v1/customers to this server. */
-    function createCustomer(server: ServerProcess, caller: Caller, lastName: string, key: string) {
+    function createCustomer(server: ServerProcess, caller: Partner, lastName: string, key: string) {
       const body = JSON.stringify({ firstName: 'Killed', lastName });
-      const headers = signPartnerRequest({
-        method: 'POST',
-        url: `${server.baseUrl}/v1/customers`,
-        headers: {
-          authorization: `Bearer ${caller.token}`,
-          'x-client-id': caller.clientId,
-          'content-type': 'application/json',
-          'x-idempotency-key': key,
-        },
-        body,
-        keyId: caller.keyId,
-        privateKey: caller.privateKey,
-      });
+      const request = { method: 'POST', url: '/v1/customers', idempotencyKey: key } as const;
+      const headers = signedHeaders({ ...caller, baseUrl: server.baseUrl }, request, body);
       return timed(`${server.baseUrl}/v1/customers`, { method: 'POST', headers, body }, 20_000);
     }
 

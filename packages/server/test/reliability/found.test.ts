@@ -19,7 +19,7 @@ describe.each(STORES)('found by the reliability suites, on %s', (store) => {
 
   // Fastify refuses a Content-Type it cannot parse with 415 before any parser runs, and the error
   // edge turned that into the bare 500 the spec keeps for malformed JSON. Express leaves the body
-  // unparsed, so validation answers (product.md: unknown content types are a validation error).
+  // unparsed, so validation answers (docs/reliability.md, the bugs the properties found).
   for (const contentType of ['json', ';;;', '', 'application/json, text/plain', 'application/json garbage']) {
     it(`Content-Type ${JSON.stringify(contentType)} with a JSON body: 400 validation, not 500`, async () => {
       const res = await signedInject(t.app, partner, {

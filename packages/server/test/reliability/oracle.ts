@@ -5,9 +5,10 @@ import type { TestApp } from '../support/app.ts';
 
 /**
  * What every answer of the service may be, endpoint by endpoint: the spec's statuses ("Any
- * authenticated call may also return 401, 403 (allowlist), 429 or 500") plus product.md's decisions
- * (201 on create, 404 for an organization that is gone on /oauth/me, 200 on callbacks). 500 is not in
- * the table: it is allowed only by the body-parsing rules (see `bodyUnparseable`).
+ * authenticated call may also return 401, 403 (allowlist), 429 or 500") plus our decisions (201 on
+ * create; 404 for an organization that is gone on /oauth/me, docs/decisions.md; 200 on callbacks,
+ * docs/ussd-and-payments.md). 500 is not in the table: it is allowed only by the body-parsing rules
+ * (see `bodyUnparseable`).
  */
 export const ALLOWED: Record<Endpoint, readonly number[]> = {
   token: [200, 400, 401, 429],
@@ -191,7 +192,10 @@ export async function snapshot(
   return { ...rows[0]! };
 }
 
-/** Labels of 4xx answers produced inside the handler: stored with their idempotency key (product.md). */
+/**
+ * Labels of 4xx answers produced inside the handler: stored with their idempotency key (only
+ * rejections before the handler are not: docs/decisions.md, Request pipeline).
+ */
 const HANDLER_REFUSALS = new Set([
   'Not found',
   'CUSTOMER_NOT_FOUND',

@@ -1,9 +1,10 @@
 import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { ErrorMessage, signPartnerRequest } from '@partner-api/contract';
+import { ErrorMessage } from '@partner-api/contract';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueClientIp } from '../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
+import { createPartner, fetchToken, type Partner, signedFetch } from '../support/partner.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
@@ -11,14 +12,6 @@ if (!enabled)
   console.info(
     `two partner-api processes as one service: ${process.env.DATABASE_URL ? REDIS_SKIP_REASON : POSTGRES_SKIP_REASON}`,
   );
-
-type Caller = {
-  clientId: string;
-  clientSecret: string;
-  keyId: string;
-  privateKey: import('node:crypto').KeyObject;
-  token: string;
-};
 
 /**
  * Two `partner-api serve` processes on one PostgreSQL and one Redis (issue 8): a partner may land on
@@ -35,51 +28,25 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
   };
   let a: ServerProcess;
   let b: ServerProcess;
-  let caller: Caller;
+  let caller: Partner;
   // Redis counts per client address for every process on this machine: these calls come from an
   // address of their own (through the trusted loopback proxy), so they never eat another test's budget.
   const clientIp = { 'x-forwarded-for': uniqueClientIp() };
 
-  const call = async (server: ServerProcess, method: string, path: string, body?: unknown, key?: string) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = signPartnerRequest({
-      method,
-      url: server.baseUrl + path,
-      headers: {
-        authorization: `Bearer ${caller.token}`,
-        'x-client-id': caller.clientId,
-        ...(payload ? { 'content-type': 'application/json' } : {}),
-        ...(key ? { 'x-idempotency-key': key } : {}),
-      },
-      body: payload,
-      keyId: caller.keyId,
-      privateKey: caller.privateKey,
-    });
-    const res = await fetch(server.baseUrl + path, {
-      method,
-      headers: { ...headers, ...clientIp },
-      body: payload,
-    });
+  /** One signed request of the partner, sent to either process. */
+  const call = async (
+    server: ServerProcess,
+    method: 'GET' | 'POST',
+    url: string,
+    body?: unknown,
+    key?: string,
+  ) => {
+    const res = await signedFetch(
+      { ...caller, baseUrl: server.baseUrl },
+      { method, url, body, idempotencyKey: key ?? false },
+      { unsigned: clientIp },
+    );
     return { status: res.status, headers: res.headers, text: await res.text() };
-  };
-  const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(server.adminUrl + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${secrets.ADMIN_TOKEN}`,
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return res.json();
-  };
-  const newToken = async (server: ServerProcess) => {
-    const res = await fetch(`${server.baseUrl}/v1/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...clientIp },
-      body: JSON.stringify({ clientId: caller.clientId, clientSecret: caller.clientSecret }),
-    });
-    return (await res.json()).token as string;
   };
 
   beforeAll(async () => {
@@ -96,22 +63,11 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
       startServer({ ...env, DATA_DIR: tempDataDir() }),
       startServer({ ...env, DATA_DIR: tempDataDir() }),
     ]);
-    const org = await admin(a, 'POST', '/admin/organizations', { name: `Scale ${randomUUID().slice(0, 8)}` });
-    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-    const keyId = `scale-${randomUUID().slice(0, 8)}`;
-    const credential = await admin(b, 'POST', `/admin/organizations/${org.id}/credentials`, {
-      name: 'scale',
-      publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-      keyId,
-    });
-    caller = {
-      clientId: credential.clientId,
-      clientSecret: credential.clientSecret,
-      keyId,
-      privateKey,
-      token: '',
-    };
-    caller.token = await newToken(a);
+    // Onboarded through B's admin API, its token from A.
+    caller = await createPartner(
+      { baseUrl: a.baseUrl, adminUrl: b.adminUrl, adminToken: secrets.ADMIN_TOKEN },
+      { name: `Scale ${randomUUID().slice(0, 8)}`, keyPrefix: 'scale', headers: clientIp },
+    );
   }, 120_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -271,7 +227,7 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
   });
 
   it('a token revoked on A is refused by B on the next request', async () => {
-    caller.token = await newToken(b);
+    caller.token = await fetchToken({ ...caller, baseUrl: b.baseUrl }, clientIp);
     expect((await call(b, 'GET', '/v1/oauth/me')).status).toBe(200);
     expect((await call(a, 'POST', '/v1/oauth/revoke')).status).toBe(200);
     const refused = await call(b, 'GET', '/v1/oauth/me');

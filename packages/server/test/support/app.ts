@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildAdminApp } from '../../src/admin/app.ts';
 import { buildApp } from '../../src/app.ts';
@@ -8,6 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { installContractCheck } from './contract-check.ts';
+import { tempDataDir } from './process.ts';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -24,9 +22,7 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
-export function tempDataDir(): string {
-  return mkdtempSync(path.join(tmpdir(), 'partner-api-test-'));
-}
+export { tempDataDir } from './process.ts';
 
 /**
  * Builds the public and admin apps against a real migrated store: PGlite in memory, or the

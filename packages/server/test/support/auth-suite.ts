@@ -16,7 +16,8 @@ export type RouteCase = {
 const unauthorized = (message: string) => ({ error: 'Unauthorized', message });
 
 /**
- * The shared suite every authenticated route must pass (style.md habit 9): token, client id,
+ * The shared suite every authenticated route must pass (auth/pipeline.test.ts runs it for each
+ * authenticated route the app registers, in docs/decisions.md's pipeline order): token, client id,
  * allowlist, signing key, signature and digest rules, and for mutating routes the idempotency rules.
  */
 export function authSuite(getApp: () => TestApp, route: RouteCase): void {

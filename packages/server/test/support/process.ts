@@ -1,12 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SandboxCredentials } from '../../../sdk/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
 /** What `npm start` runs: the bundle `npm run build` writes (scripts/build.ts's buildBundles). */
 export const BUILT_CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');
+
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'partner-api-test-'));
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -84,4 +91,27 @@ export async function startServer(
   }
   await server.stop('SIGKILL');
   throw new Error(`server did not become healthy:\n${output}`);
+}
+
+export type Sandbox = {
+  server: ServerProcess;
+  dataDir: string;
+  credentialsFile: string;
+  credentials: SandboxCredentials;
+};
+
+/** A real `partner-api serve` in sandbox mode on a fresh data directory, with its seeded credentials. */
+export async function startSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
+  const dataDir = tempDataDir();
+  const server = await startServer({
+    DATA_DIR: dataDir,
+    APP_ENV: 'sandbox',
+    SANDBOX_SETTLE_MS: '200',
+    RATE_LIMIT_GLOBAL: '100000/60s',
+    RATE_LIMIT_TOKEN: '1000/60s',
+    ...env,
+  });
+  const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
+  const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as SandboxCredentials;
+  return { server, dataDir, credentialsFile, credentials };
 }

@@ -6,9 +6,9 @@ import {
   isEndState,
   move,
   startSession,
-} from '../src/services/ussd/machine.ts';
-import { MAX_USSD_TEXT } from '../src/services/ussd/menus.ts';
-import type { UssdData, UssdScreen, UssdStock } from '../src/services/ussd/types.ts';
+} from '../../src/services/ussd/machine.ts';
+import { MAX_USSD_TEXT } from '../../src/services/ussd/menus.ts';
+import type { UssdData, UssdScreen, UssdStock } from '../../src/services/ussd/types.ts';
 
 const stock = (id: string, symbol: string, name: string, price: string): UssdStock => ({
   id,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from './support/app.ts';
-import { createPartner, signedInject } from './support/partner.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { createPartner, signedInject } from '../support/partner.ts';
 
 describe.each(STORES)('smoke on %s', (store) => {
   let t: TestApp;

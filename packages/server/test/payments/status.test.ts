@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from './support/app.ts';
-import { createOrderWithTransactions } from './support/orders.ts';
-import { createPartner, type Partner, signedInject } from './support/partner.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { createOrderWithTransactions } from '../support/orders.ts';
+import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 
 const notFound = (orderId: string) => ({
   error: 'Transaction not found',

@@ -8,8 +8,8 @@ import {
 } from 'node:crypto';
 import { webhookKeyId } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeWebhookKey } from '../src/services/webhooks/signing-key.ts';
-import { buildTestApp, STORES, type TestApp } from './support/app.ts';
+import { describeWebhookKey } from '../../src/services/webhooks/signing-key.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 
 const pem = (type: 'ed25519' | 'rsa') => {
   const { privateKey } =
