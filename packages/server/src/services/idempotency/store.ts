@@ -99,7 +99,7 @@ export async function claimKey(
 /** Stores the response; run inside the mutation's own transaction so both commit or neither. */
 export async function completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
   // Once per mutating request, inside its transaction: a statement written once (drizzle's query
-  // builder would assemble it anew each time), named and prepared per connection by db/statement-names.
+  // builder would assemble it anew each time), named and prepared per connection by db/pool.ts
   await db.execute(sql`update idempotency_keys set response_status = ${response.status},
   response_body = ${response.body}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
   locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`);
