@@ -16,7 +16,15 @@ export async function one<Row>(q: Queryable, query: SQL): Promise<Row | undefine
   return (await rows<Row>(q, query))[0];
 }
 
-/** A statement run for its effect. */
-export async function run(q: Queryable, query: SQL): Promise<void> {
-  await q.execute(query);
+/** A statement run for its effect: the number of rows it changed (both drivers say `rowCount`). */
+export async function run(q: Queryable, query: SQL): Promise<number> {
+  const result = (await q.execute(query)) as unknown as { rowCount?: number | null };
+  return Number(result.rowCount ?? 0);
+}
+
+/** A timestamp selected as `column::text` (the same text on both stores), as a Date. */
+export function dateOf(text: string): Date;
+export function dateOf(text: string | null): Date | null;
+export function dateOf(text: string | null): Date | null {
+  return text === null ? null : new Date(text);
 }
