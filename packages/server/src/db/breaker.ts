@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { PoolGuard } from './pool.ts';
 
 /** What a request meets while the breaker is open; `isDatabaseUnavailable` reads its SQLSTATE (08xxx). */
 export class DatabaseUnavailableError extends Error {
@@ -72,51 +73,16 @@ export function createBreaker(url: string) {
 export type Breaker = ReturnType<typeof createBreaker>;
 
 /**
- * `pool.connect` (and so `pool.query`, which goes through it) fails at once while the circuit is
- * open; a failed connect or query that `isUnavailable` recognises trips it. Call `watchClient` on
- * each new pooled client (the pool's 'connect' event) so that its queries are watched too.
+ * The pool's side of the breaker: no connection is handed out while the circuit is open, and a failed
+ * connect or query that `isUnavailable` recognises trips it.
  */
-export function guardPool(pool: pg.Pool, breaker: Breaker, isUnavailable: (error: unknown) => boolean) {
-  const observe = (error: unknown) => {
-    if (isUnavailable(error)) breaker.trip();
-  };
-  const connect = pool.connect.bind(pool) as (callback?: unknown) => unknown;
-  const guarded = (callback?: (error: Error | undefined, ...rest: unknown[]) => void) => {
-    if (breaker.isOpen) {
-      const error = new DatabaseUnavailableError();
-      if (typeof callback !== 'function') return Promise.reject(error);
-      process.nextTick(callback, error);
-      return undefined;
-    }
-    if (typeof callback === 'function') {
-      return connect((error: Error | undefined, ...rest: unknown[]) => {
-        if (error) observe(error);
-        callback(error, ...rest);
-      });
-    }
-    const pending = connect() as Promise<unknown>;
-    pending.catch(observe);
-    return pending;
-  };
-  (pool as unknown as { connect: typeof guarded }).connect = guarded;
-
+export function poolGuard(breaker: Breaker, isUnavailable: (error: unknown) => boolean): PoolGuard {
   return {
-    watchClient(client: pg.PoolClient) {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: typeof query }).query = (...args: unknown[]) => {
-        // pg-pool's own `pool.query` calls it with a callback; drizzle's transactions with none.
-        const last = args.length - 1;
-        const callback = args[last];
-        if (typeof callback === 'function') {
-          args[last] = (error: unknown, ...rest: unknown[]) => {
-            if (error) observe(error);
-            return callback(error, ...rest);
-          };
-        }
-        const result = query(...args);
-        if (result instanceof Promise) result.catch(observe);
-        return result;
-      };
+    admit() {
+      if (breaker.isOpen) throw new DatabaseUnavailableError();
+    },
+    failed(error) {
+      if (isUnavailable(error)) breaker.trip();
     },
   };
 }

@@ -8,11 +8,10 @@ import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import pg from 'pg';
 import { SERVER_FILES } from '../lib/package-paths.ts';
-import { createBreaker, guardPool } from './breaker.ts';
+import { createBreaker, poolGuard } from './breaker.ts';
+import { createPool } from './pool.ts';
 import * as schema from './schema.ts';
-import { nameStatements } from './statement-names.ts';
 
 export type Schema = typeof schema;
 /** One type for both drivers: repository code never knows which store it runs on. */
@@ -41,25 +40,20 @@ export async function openDatabase(options: StoreOptions): Promise<Database> {
 }
 
 async function openPostgres(url: string, max: number): Promise<Database> {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max,
-    connectionTimeoutMillis: 3000,
-    idleTimeoutMillis: 30_000,
-    // A dependency that is reachable but stuck must become a 503, never a hang.
-    query_timeout: 10_000,
-  });
   const breaker = createBreaker(url);
-  const guard = guardPool(pool, breaker, isDatabaseUnavailable);
+  const pool = createPool(
+    {
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: 3000,
+      idleTimeoutMillis: 30_000,
+      // A dependency that is reachable but stuck must become a 503, never a hang.
+      query_timeout: 10_000,
+    },
+    poolGuard(breaker, isDatabaseUnavailable),
+  );
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  // Nor a checked-out one (a transaction in progress): the pool listens only while a client is idle,
-  // and an 'error' event without a listener is an uncaught exception. Its queries still fail (→ 503).
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    nameStatements(client);
-    guard.watchClient(client);
-  });
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/db/rows.ts';
+import { one, rows } from '../../src/db/query.ts';
 import { purgeExpired } from '../../src/services/housekeeping/purge.ts';
 import { buildTestApp, STORES, type TestApp, tempDataDir } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
@@ -9,7 +9,7 @@ import { startServer } from '../support/process.ts';
 import { runCli } from './helpers.ts';
 
 const count = async (t: TestApp, query: ReturnType<typeof sql>) => {
-  const [row] = rowsOf<{ n: number | string }>(await t.ctx.database.db.execute(query));
+  const row = await one<{ n: number | string }>(t.ctx.database.db, query);
   return Number(row!.n);
 };
 
@@ -73,14 +73,16 @@ describe.each(STORES)('housekeeping: expired records are purged (%s)', (store) =
     expect(deleted.revokedTokens).toBeGreaterThanOrEqual(1);
     expect(deleted.ussdSessions).toBeGreaterThanOrEqual(1);
     expect([await keyRows(expiredKey), await keyRows(lockedKey), await keyRows(liveKey)]).toEqual([0, 1, 1]);
-    const revoked = await db.execute(
+    const revoked = await rows<{ jti: string }>(
+      db,
       sql`select jti from revoked_tokens where jti in (${oldJti}, ${recentJti}, ${liveJti}) order by expires_at`,
     );
-    expect(rowsOf<{ jti: string }>(revoked).map((r) => r.jti)).toEqual([recentJti, liveJti]);
-    const left = await db.execute(
+    expect(revoked.map((r) => r.jti)).toEqual([recentJti, liveJti]);
+    const left = await rows<{ id: string }>(
+      db,
       sql`select id from ussd_sessions where id in (${sessions[0]!}, ${sessions[1]!})`,
     );
-    expect(rowsOf<{ id: string }>(left).map((r) => r.id)).toEqual([sessions[1]]);
+    expect(left.map((r) => r.id)).toEqual([sessions[1]]);
 
     // A purged key is a key never seen: the same request runs again (as an expired one would).
     const again = await createCustomer(expiredKey);

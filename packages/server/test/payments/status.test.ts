@@ -1,3 +1,5 @@
+import type { SQLWrapper } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createOrderWithTransactions } from '../support/orders.ts';
@@ -97,9 +99,14 @@ describe.each(STORES)('GET /v1/payment/status/{orderId} on %s', (store) => {
 
   it('an unexpected failure is the bare 500, with no detail', async () => {
     const p = await createPartner(t);
-    const spy = vi.spyOn(t.ctx.database.db, 'selectDistinctOn').mockImplementation(() => {
-      throw new Error('relation "transactions" secret detail');
-    });
+    // Only the status query fails (its `distinct on`); the caller lookup before it runs as usual.
+    const { db } = t.ctx.database;
+    const execute = db.execute.bind(db);
+    const spy = vi.spyOn(db, 'execute').mockImplementation(((query: SQLWrapper) => {
+      if (new PgDialect().sqlToQuery(query.getSQL()).sql.includes('distinct on'))
+        throw new Error('relation "transactions" secret detail');
+      return execute(query);
+    }) as typeof db.execute);
     const res = await status(p, NONEXISTENT_ORDER);
     spy.mockRestore();
     expect(res.statusCode).toBe(500);

@@ -5,9 +5,9 @@ import {
   type TokenRequest,
   type TokenResponse,
 } from '@partner-api/contract';
-import { eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { credentials, organizations } from '../../db/schema.ts';
+import { dateOf, one, run } from '../../db/query.ts';
 import { unauthorized } from '../../lib/errors.ts';
 import { hashSecret, verifySecret } from '../../lib/passwords.ts';
 import type { TokenCodec } from './tokens.ts';
@@ -24,26 +24,37 @@ export async function issueToken({
   codec: TokenCodec;
   input: TokenRequest;
 }): Promise<TokenResponse> {
-  const [row] = await db
-    .select({ credential: credentials, organization: organizations })
-    .from(credentials)
-    .innerJoin(organizations, eq(organizations.id, credentials.organizationId))
-    .where(eq(credentials.clientId, input.clientId));
+  const row = await one<{
+    credentialId: string;
+    clientId: string;
+    secretHash: string;
+    trustedIps: string[];
+    isActive: boolean;
+    organizationActive: boolean;
+    expiresAt: string | null;
+    organizationId: string;
+    organizationName: string;
+  }>(
+    db,
+    sql`select c.id as "credentialId", c.client_id as "clientId", c.secret_hash as "secretHash",
+  c.trusted_ips as "trustedIps", o.id as "organizationId", o.name as "organizationName",
+  c.is_active as "isActive", o.is_active as "organizationActive", c.expires_at::text as "expiresAt"
+  from credentials c join organizations o on o.id = c.organization_id where c.client_id = ${input.clientId}`,
+  );
   // An unknown clientId costs the same hash as a wrong secret, so timing does not reveal which ids exist.
-  const secretOk = await verifySecret(input.clientSecret, row?.credential.secretHash ?? UNKNOWN_CLIENT_HASH);
+  const secretOk = await verifySecret(input.clientSecret, row?.secretHash ?? UNKNOWN_CLIENT_HASH);
   const usable =
-    row?.credential.isActive &&
-    row.organization.isActive &&
-    (row.credential.expiresAt === null || row.credential.expiresAt.getTime() > Date.now());
+    row?.isActive &&
+    row.organizationActive &&
+    (row.expiresAt === null || dateOf(row.expiresAt).getTime() > Date.now());
   if (!row || !secretOk || !usable) throw unauthorized(ErrorMessage.invalidCredentials);
 
-  const { credential, organization } = row;
   const { token, claims } = codec.issue({
-    credentialId: credential.id,
-    organizationId: organization.id,
-    clientId: credential.clientId,
+    credentialId: row.credentialId,
+    organizationId: row.organizationId,
+    clientId: row.clientId,
   });
-  await db.update(credentials).set({ lastUsedAt: new Date() }).where(eq(credentials.id, credential.id));
+  await run(db, sql`update credentials set last_used_at = now() where id = ${row.credentialId}`);
   return {
     message: 'Authentication successful',
     tokenId: claims.jti,
@@ -52,8 +63,8 @@ export async function issueToken({
     maxTTL: TOKEN_MAX_TTL_SECONDS,
     tokenType: 'Bearer',
     scope: ['READ', 'WRITE'],
-    trustedIps: credential.trustedIps,
-    organization: { id: organization.id, name: organization.name, clientId: credential.clientId },
+    trustedIps: row.trustedIps,
+    organization: { id: row.organizationId, name: row.organizationName, clientId: row.clientId },
     createdAt: claims.iat,
     updatedAt: claims.iat,
   };

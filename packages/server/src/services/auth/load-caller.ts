@@ -1,52 +1,61 @@
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db, Queryable } from '../../db/client.ts';
-import { prepared } from '../../db/prepared.ts';
-import { credentials, organizations, revokedTokens } from '../../db/schema.ts';
+import { sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.ts';
+import { dateOf, one, run } from '../../db/query.ts';
+
+type Row = {
+  credentialId: string;
+  organizationId: string;
+  clientId: string;
+  isActive: boolean;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  keyId: string | null;
+  publicKey: string | null;
+  trustedIps: string[];
+  organizationActive: boolean;
+  revoked: boolean;
+};
 
 /**
  * One round trip per request: the credential behind the token, its organization's state, and
  * whether this token was revoked. Revocations live in the database, so every instance sees them at
- * once. A prepared statement: it runs on every authenticated request (see db/prepared.ts).
+ * once. It runs on every authenticated request: a named prepared statement on PostgreSQL (db/pool.ts).
  */
-export async function loadCaller({ db, credentialId, jti }: { db: Db; credentialId: string; jti: string }) {
-  const [row] = await prepared(db, 'auth_load_caller', (root, name) =>
-    root
-      .select({
-        credentialId: credentials.id,
-        organizationId: credentials.organizationId,
-        clientId: credentials.clientId,
-        isActive: credentials.isActive,
-        expiresAt: credentials.expiresAt,
-        lastUsedAt: credentials.lastUsedAt,
-        keyId: credentials.keyId,
-        publicKey: credentials.publicKey,
-        trustedIps: credentials.trustedIps,
-        organizationActive: organizations.isActive,
-        revoked: sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${sql.placeholder('jti')})`,
-      })
-      .from(credentials)
-      .innerJoin(organizations, eq(organizations.id, credentials.organizationId))
-      .where(eq(credentials.id, sql.placeholder('credentialId')))
-      .prepare(name),
-  ).execute({ credentialId, jti });
-  return row;
+export async function loadCaller({
+  db,
+  credentialId,
+  jti,
+}: {
+  db: Queryable;
+  credentialId: string;
+  jti: string;
+}) {
+  const row = await one<Row>(
+    db,
+    sql`select c.id as "credentialId", c.organization_id as "organizationId", c.client_id as "clientId",
+  c.is_active as "isActive", c.expires_at::text as "expiresAt", c.last_used_at::text as "lastUsedAt",
+  c.key_id as "keyId", c.public_key as "publicKey", c.trusted_ips as "trustedIps",
+  o.is_active as "organizationActive", exists (select 1 from revoked_tokens r where r.jti = ${jti}) as revoked
+  from credentials c join organizations o on o.id = c.organization_id where c.id = ${credentialId}`,
+  );
+  return row && { ...row, expiresAt: dateOf(row.expiresAt), lastUsedAt: dateOf(row.lastUsedAt) };
 }
 
 export type Caller = NonNullable<Awaited<ReturnType<typeof loadCaller>>>;
 
 /** lastUsedAt moves at most once a minute per credential: not a write per request. */
 export async function touchCredential({ db, credentialId }: { db: Queryable; credentialId: string }) {
-  await db
-    .update(credentials)
-    .set({ lastUsedAt: sql`now()` })
-    .where(
-      and(
-        eq(credentials.id, credentialId),
-        sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '1 minute')`,
-      ),
-    );
+  await run(
+    db,
+    sql`update credentials set last_used_at = now() where id = ${credentialId}
+  and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+  );
 }
 
 export async function revokeToken({ db, jti, expiresAt }: { db: Queryable; jti: string; expiresAt: Date }) {
-  await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
+  await run(
+    db,
+    sql`insert into revoked_tokens (jti, expires_at) values (${jti}, ${expiresAt.toISOString()}::timestamptz)
+  on conflict do nothing`,
+  );
 }

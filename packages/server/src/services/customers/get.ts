@@ -1,10 +1,10 @@
 import type { Customer } from '@partner-api/contract';
-import { and, eq, type SQLWrapper, sql } from 'drizzle-orm';
-import { PgTransaction } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { prepared } from '../../db/prepared.ts';
-import { customers } from '../../db/schema.ts';
-import { presentCustomer } from './present.ts';
+import { dateOf, one } from '../../db/query.ts';
+import { type CustomerRow, presentCustomer } from './present.ts';
+
+type Row = Omit<CustomerRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
 
 /** undefined both when the id does not exist and when it belongs to another organization. */
 export async function getCustomer({
@@ -16,19 +16,15 @@ export async function getCustomer({
   organizationId: string;
   id: string;
 }): Promise<Customer | undefined> {
-  // GET /customers/{id} reads through a prepared statement (db/prepared.ts); a transaction builds its own.
-  const [row] =
-    db instanceof PgTransaction
-      ? await db.select().from(customers).where(byIdInOrganization(id, organizationId))
-      : await prepared(db, 'customers_get', (root, name) =>
-          root
-            .select()
-            .from(customers)
-            .where(byIdInOrganization(sql.placeholder('id'), sql.placeholder('organizationId')))
-            .prepare(name),
-        ).execute({ id, organizationId });
-  return row ? presentCustomer(row) : undefined;
+  const row = await one<Row>(
+    db,
+    sql`select id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
+  msisdn, is_active as "isActive", identification_number as "identificationNumber",
+  identification_type as "identificationType", reference_id as "referenceId",
+  created_at::text as "createdAt", updated_at::text as "updatedAt"
+  from customers where id = ${id} and organization_id = ${organizationId}`,
+  );
+  return (
+    row && presentCustomer({ ...row, createdAt: dateOf(row.createdAt), updatedAt: dateOf(row.updatedAt) })
+  );
 }
-
-const byIdInOrganization = (id: string | SQLWrapper, organizationId: string | SQLWrapper) =>
-  and(eq(customers.id, id), eq(customers.organizationId, organizationId));

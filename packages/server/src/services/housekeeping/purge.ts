@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
+import { run } from '../../db/query.ts';
 
 /** Rows deleted per statement: short transactions, no long lock on a busy table. */
 const BATCH = 1000;
@@ -42,11 +43,10 @@ export async function purgeExpired(db: Queryable): Promise<PurgeCounts> {
 async function deleteInBatches(db: Queryable, table: SQL, where: SQL): Promise<number> {
   let total = 0;
   for (;;) {
-    const result = await db.execute(
+    const deleted = await run(
+      db,
       sql`delete from ${table} where ctid in (select ctid from ${table} where ${where} limit ${BATCH})`,
     );
-    // node-postgres and PGlite both report the count as rowCount.
-    const deleted = Number((result as { rowCount?: number | null }).rowCount ?? 0);
     total += deleted;
     if (deleted < BATCH) return total;
   }

@@ -1,8 +1,6 @@
-import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
-import { PgTransaction } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { prepared } from '../../db/prepared.ts';
-import { idempotencyKeys } from '../../db/schema.ts';
+import { one, run } from '../../db/query.ts';
 
 /** A lock held by a crashed request expires after this long by default (docs/decisions.md, Idempotency). */
 export const LOCK_SECONDS = 60;
@@ -27,49 +25,36 @@ export async function claimKey(
   ttlSeconds: number,
   lockSeconds: number = LOCK_SECONDS,
 ): Promise<ClaimOutcome> {
+  const match = sql`credential_id = ${claim.credentialId} and key = ${claim.key}`;
   const lockUntil = sql`now() + make_interval(secs => ${lockSeconds})`;
   const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
-  // The common case, once per mutating request: a prepared statement (db/prepared.ts).
-  const inserted =
-    db instanceof PgTransaction
-      ? await db
-          .insert(idempotencyKeys)
-          .values({ ...claim, fingerprint, lockedUntil: lockUntil as never, expiresAt: expiresAt as never })
-          .onConflictDoNothing()
-          .returning({ key: idempotencyKeys.key })
-      : await prepared(db, 'idempotency_claim', (root, name) =>
-          root
-            .insert(idempotencyKeys)
-            .values({
-              credentialId: sql.placeholder('credentialId'),
-              key: sql.placeholder('key'),
-              fingerprint: sql.placeholder('fingerprint'),
-              lockedUntil: sql`now() + make_interval(secs => ${sql.placeholder('lockSeconds')})` as never,
-              expiresAt: sql`now() + make_interval(secs => ${sql.placeholder('ttlSeconds')})` as never,
-            })
-            .onConflictDoNothing()
-            .returning({ key: idempotencyKeys.key })
-            .prepare(name),
-        ).execute({ ...claim, fingerprint, lockSeconds, ttlSeconds });
-  if (inserted.length > 0) return { kind: 'claimed' };
+  // The common case, once per mutating request: the primary key decides.
+  const inserted = await one<{ key: string }>(
+    db,
+    sql`insert into idempotency_keys (credential_id, key, fingerprint, locked_until, expires_at)
+  values (${claim.credentialId}, ${claim.key}, ${fingerprint}, ${lockUntil}, ${expiresAt})
+  on conflict do nothing returning key`,
+  );
+  if (inserted) return { kind: 'claimed' };
 
-  const match = and(eq(idempotencyKeys.credentialId, claim.credentialId), eq(idempotencyKeys.key, claim.key));
-  const expired = await db
-    .update(idempotencyKeys)
-    .set({
-      fingerprint,
-      lockedUntil: lockUntil as never,
-      expiresAt: expiresAt as never,
-      responseStatus: null,
-      responseBody: null,
-      responseHeaders: null,
-      createdAt: sql`now()` as never,
-    })
-    .where(and(match, lte(idempotencyKeys.expiresAt, sql`now()`)))
-    .returning({ key: idempotencyKeys.key });
-  if (expired.length > 0) return { kind: 'claimed' };
+  const expired = await one<{ key: string }>(
+    db,
+    sql`update idempotency_keys set fingerprint = ${fingerprint}, locked_until = ${lockUntil},
+  expires_at = ${expiresAt}, response_status = null, response_body = null, response_headers = null,
+  created_at = now() where ${match} and expires_at <= now() returning key`,
+  );
+  if (expired) return { kind: 'claimed' };
 
-  const [row] = await db.select().from(idempotencyKeys).where(match);
+  const row = await one<{
+    fingerprint: string;
+    responseStatus: number | null;
+    responseBody: string | null;
+    responseHeaders: Record<string, string> | null;
+  }>(
+    db,
+    sql`select fingerprint, response_status as "responseStatus", response_body as "responseBody",
+  response_headers as "responseHeaders" from idempotency_keys where ${match}`,
+  );
   if (!row) return claimKey(db, claim, fingerprint, ttlSeconds, lockSeconds); // deleted between our statements: try again
   if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (row.responseStatus !== null) {
@@ -82,38 +67,29 @@ export async function claimKey(
       },
     };
   }
-  const takenOver = await db
-    .update(idempotencyKeys)
-    .set({ lockedUntil: lockUntil as never })
-    .where(
-      and(
-        match,
-        isNull(idempotencyKeys.responseStatus),
-        or(isNull(idempotencyKeys.lockedUntil), lte(idempotencyKeys.lockedUntil, sql`now()`)),
-      ),
-    )
-    .returning({ key: idempotencyKeys.key });
-  return takenOver.length > 0 ? { kind: 'claimed' } : { kind: 'in_progress' };
+  const takenOver = await one<{ key: string }>(
+    db,
+    sql`update idempotency_keys set locked_until = ${lockUntil} where ${match} and response_status is null
+  and (locked_until is null or locked_until <= now()) returning key`,
+  );
+  return takenOver ? { kind: 'claimed' } : { kind: 'in_progress' };
 }
 
 /** Stores the response; run inside the mutation's own transaction so both commit or neither. */
 export async function completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
-  // Once per mutating request, inside its transaction: a statement written once (drizzle's query
-  // builder would assemble it anew each time), named and prepared per connection by db/statement-names.
-  await db.execute(sql`update idempotency_keys set response_status = ${response.status},
+  await run(
+    db,
+    sql`update idempotency_keys set response_status = ${response.status},
   response_body = ${response.body}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
-  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`);
+  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`,
+  );
 }
 
 /** Frees the key after a 5xx so that the partner's retry can run. */
 export async function releaseKey(db: Queryable, claim: Claim): Promise<void> {
-  await db
-    .delete(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.credentialId, claim.credentialId),
-        eq(idempotencyKeys.key, claim.key),
-        isNull(idempotencyKeys.responseStatus),
-      ),
-    );
+  await run(
+    db,
+    sql`delete from idempotency_keys where credential_id = ${claim.credentialId} and key = ${claim.key}
+  and response_status is null`,
+  );
 }

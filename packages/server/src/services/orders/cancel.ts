@@ -1,6 +1,6 @@
-import { and, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { transactions } from '../../db/schema.ts';
+import { run } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
@@ -27,16 +27,11 @@ export async function cancelOrder(
   }
   await setOrderStatus(tx, order.id, 'CANCELLED');
   if (order.status === 'PENDING_PAYMENT') {
-    await tx
-      .update(transactions)
-      .set({ status: 'CANCELLED', updatedAt: new Date() })
-      .where(
-        and(
-          eq(transactions.orderId, order.id),
-          eq(transactions.type, 'INCOMING'),
-          eq(transactions.status, 'PENDING'),
-        ),
-      );
+    await run(
+      tx,
+      sql`update transactions set status = 'CANCELLED', updated_at = ${new Date().toISOString()}::timestamptz
+  where order_id = ${order.id} and type = 'INCOMING' and status = 'PENDING'`,
+    );
     return { payments: [] };
   }
   return { payments: [await refund(tx, order, money(order.amount, order.currency))] };

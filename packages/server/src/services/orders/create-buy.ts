@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { one } from '../../db/query.ts';
 import { parseDecimal, plain } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
@@ -29,13 +29,15 @@ export async function createBuyOrder(
   if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
   const whole = parseDecimal(input.amount, 'buy amount', 0);
   const orderId = createId();
-  const result = await tx.execute(sql`insert into orders
+  const order = await one<{ currency: string }>(
+    tx,
+    sql`insert into orders
   (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
   select ${orderId}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
   ${plain(whole)}::numeric, s.currency, s.price
   from stocks s where s.id = ${input.stockId} and s.is_active
-  returning currency`);
-  const [order] = rowsOf<{ currency: string }>(result);
+  returning currency`,
+  );
   if (!order) throw new Error(`buy order: stock ${input.stockId} is not listed`);
   const payment = await createTransaction({
     tx,

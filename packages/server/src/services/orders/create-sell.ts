@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { holdings, orders, stocks } from '../../db/schema.ts';
+import { one, run } from '../../db/query.ts';
 import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
 import type { PlacedOrder } from './create-buy.ts';
@@ -25,42 +25,31 @@ export async function createSellOrder(
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('sell order: the customer has no number to pay out to');
-  const [stock] = await tx
-    .select()
-    .from(stocks)
-    .where(and(eq(stocks.id, input.stockId), eq(stocks.isActive, true)));
+  const stock = await one<{ id: string; price: string; currency: string }>(
+    tx,
+    sql`select id, price::text as price, currency from stocks where id = ${input.stockId} and is_active`,
+  );
   if (!stock) throw new Error(`sell order: stock ${input.stockId} is not listed`);
   const quantity = input.quantity;
-  const sold = await tx
-    .update(holdings)
-    .set({ units: sql`${holdings.units} - ${quantity}::numeric`, updatedAt: new Date() })
-    .where(
-      and(
-        eq(holdings.customerId, input.customerId),
-        eq(holdings.stockId, stock.id),
-        gte(holdings.units, quantity),
-      ),
-    )
-    .returning({ units: holdings.units });
-  if (sold.length === 0) throw new Error('sell order: the holding no longer has these units');
+  const sold = await one<{ units: string }>(
+    tx,
+    sql`update holdings set units = units - ${quantity}::numeric, updated_at = ${new Date().toISOString()}::timestamptz
+  where customer_id = ${input.customerId} and stock_id = ${stock.id} and units >= ${quantity}::numeric
+  returning units::text as units`,
+  );
+  if (!sold) throw new Error('sell order: the holding no longer has these units');
   const orderId = createId();
   const payout = proceeds(
     parseDecimal(quantity, 'quantity', 0),
     parseDecimal(stock.price, 'price'),
     stock.currency,
   );
-  await tx.insert(orders).values({
-    id: orderId,
-    organizationId: input.organizationId,
-    customerId: input.customerId,
-    stockId: stock.id,
-    side: 'SELL',
-    status: 'EXECUTED',
-    amount: amountString(payout),
-    currency: payout.currency,
-    quantity,
-    price: stock.price,
-  });
+  await run(
+    tx,
+    sql`insert into orders (id, organization_id, customer_id, stock_id, side, status, amount, currency, quantity, price)
+  values (${orderId}, ${input.organizationId}, ${input.customerId}, ${stock.id}, 'SELL', 'EXECUTED',
+  ${amountString(payout)}::numeric, ${payout.currency}, ${quantity}::numeric, ${stock.price}::numeric)`,
+  );
   const disbursement = await createTransaction({
     tx,
     input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },

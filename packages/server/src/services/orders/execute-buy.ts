@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { rows } from '../../db/query.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /**
@@ -14,7 +14,9 @@ import type { OrderRow } from './lock-order.ts';
  */
 export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> {
   const now = new Date().toISOString();
-  const result = await tx.execute(sql`with listed as (
+  const executed = await rows<{ executed: number }>(
+    tx,
+    sql`with listed as (
   select price, (div(${order.amount}::numeric * 10000, price) / 10000)::numeric(20, 4) as units
   from stocks where id = ${order.stockId} and is_active
 ), held as (
@@ -27,6 +29,7 @@ export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> 
   updated_at = ${now}::timestamptz
   from listed where orders.id = ${order.id}
 )
-select 1 as executed from listed`);
-  return rowsOf(result).length > 0;
+select 1 as executed from listed`,
+  );
+  return executed.length > 0;
 }

@@ -1,28 +1,33 @@
-import { desc, eq, inArray } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { orders, stocks, transactions } from '../../db/schema.ts';
+import { rows } from '../../db/query.ts';
+import {
+  type SelectedTransaction,
+  TRANSACTION_COLUMNS,
+  toTransactionRow,
+} from '../payments/transaction-row.ts';
+import { ORDER_COLUMNS, type SelectedOrder, toOrderRow } from './lock-order.ts';
 
 /** The operator's view: orders newest first, each with the stock symbol and all its transactions. */
 export async function listOrdersForAdmin(db: Queryable, filter: { organizationId?: string; limit: number }) {
-  const rows = await db
-    .select({ order: orders, symbol: stocks.symbol })
-    .from(orders)
-    .innerJoin(stocks, eq(stocks.id, orders.stockId))
-    .where(filter.organizationId ? eq(orders.organizationId, filter.organizationId) : undefined)
-    .orderBy(desc(orders.createdAt), desc(orders.id))
-    .limit(filter.limit);
-  const ids = rows.map((r) => r.order.id);
+  const scope = filter.organizationId ? sql`where o.organization_id = ${filter.organizationId}` : sql``;
+  const listed = await rows<SelectedOrder & { symbol: string }>(
+    db,
+    sql`select ${ORDER_COLUMNS}, s.symbol from orders o join stocks s on s.id = o.stock_id
+  ${scope} order by o.created_at desc, o.id desc limit ${filter.limit}`,
+  );
+  const ids = listed.map((r) => r.id);
   const moves =
     ids.length === 0
       ? []
-      : await db
-          .select()
-          .from(transactions)
-          .where(inArray(transactions.orderId, ids))
-          .orderBy(transactions.createdAt, transactions.id);
-  return rows.map(({ order, symbol }) => ({
-    ...order,
+      : await rows<SelectedTransaction>(
+          db,
+          sql`select ${TRANSACTION_COLUMNS} from transactions t where t.order_id in ${ids}
+  order by t.created_at, t.id`,
+        );
+  return listed.map(({ symbol, ...order }) => ({
+    ...toOrderRow(order),
     symbol,
-    transactions: moves.filter((t) => t.orderId === order.id),
+    transactions: moves.filter((t) => t.orderId === order.id).map(toTransactionRow),
   }));
 }

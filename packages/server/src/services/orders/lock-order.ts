@@ -1,28 +1,43 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { dateOf, one, run } from '../../db/query.ts';
 import type { orders } from '../../db/schema.ts';
 
 export type OrderRow = typeof orders.$inferSelect;
 
-type Row = Omit<OrderRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
+/** A row as ORDER_COLUMNS selects it: timestamps as text, alike on both stores. */
+export type SelectedOrder = Omit<OrderRow, 'createdAt' | 'updatedAt'> & {
+  createdAt: string;
+  updatedAt: string;
+};
+
+/** Every column of an order aliased `o`, named as OrderRow names them. */
+export const ORDER_COLUMNS = sql.raw(`o.id, o.organization_id as "organizationId",
+  o.customer_id as "customerId", o.stock_id as "stockId", o.side, o.status, o.amount::text as amount,
+  o.currency, o.quantity::text as quantity, o.price::text as price, o.created_at::text as "createdAt",
+  o.updated_at::text as "updatedAt"`);
+
+export const toOrderRow = (row: SelectedOrder): OrderRow => ({
+  ...row,
+  createdAt: dateOf(row.createdAt),
+  updatedAt: dateOf(row.updatedAt),
+});
 
 /**
  * Locks an order row for the rest of the transaction. Lock order everywhere: session, then order,
  * then its transactions, then holdings, so a USSD cancel and a provider callback cannot deadlock.
  */
 export async function lockOrder(tx: Tx, orderId: string): Promise<OrderRow | undefined> {
-  const result = await tx.execute(sql`select id, organization_id as "organizationId",
-  customer_id as "customerId", stock_id as "stockId", side, status, amount::text as amount, currency,
-  quantity::text as quantity, price::text as price, created_at::text as "createdAt",
-  updated_at::text as "updatedAt"
-  from orders where id = ${orderId} for update`);
-  const [row] = rowsOf<Row>(result);
-  return row && { ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) };
+  const row = await one<SelectedOrder>(
+    tx,
+    sql`select ${ORDER_COLUMNS} from orders o where o.id = ${orderId} for update`,
+  );
+  return row && toOrderRow(row);
 }
 
 export async function setOrderStatus(tx: Tx, orderId: string, status: OrderRow['status']): Promise<void> {
-  await tx.execute(
+  await run(
+    tx,
     sql`update orders set status = ${status}, updated_at = ${new Date().toISOString()}::timestamptz where id = ${orderId}`,
   );
 }

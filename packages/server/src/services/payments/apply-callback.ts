@@ -1,11 +1,17 @@
-import { eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { transactions } from '../../db/schema.ts';
+import { one } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
 import { executePaidBuy } from '../orders/execute-buy.ts';
 import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
 import { refund } from '../orders/refund.ts';
 import type { TransactionRef } from './provider.ts';
+import {
+  type SelectedTransaction,
+  TRANSACTION_COLUMNS,
+  type TransactionRow,
+  toTransactionRow,
+} from './transaction-row.ts';
 
 export type ProviderResult = {
   transactionId: string;
@@ -13,8 +19,6 @@ export type ProviderResult = {
   providerReference: string;
   reason?: string;
 };
-
-type TransactionRow = typeof transactions.$inferSelect;
 
 export type CallbackOutcome =
   | { outcome: 'unknown' }
@@ -29,18 +33,18 @@ export type CallbackOutcome =
  * Disbursements to request after commit are returned.
  */
 export async function applyProviderResult(tx: Tx, input: ProviderResult): Promise<CallbackOutcome> {
-  const [peek] = await tx
-    .select({ orderId: transactions.orderId })
-    .from(transactions)
-    .where(eq(transactions.id, input.transactionId));
+  const peek = await one<{ orderId: string }>(
+    tx,
+    sql`select order_id as "orderId" from transactions where id = ${input.transactionId}`,
+  );
   if (!peek) return { outcome: 'unknown' };
   const order = await lockOrder(tx, peek.orderId);
-  const [current] = await tx
-    .select()
-    .from(transactions)
-    .where(eq(transactions.id, input.transactionId))
-    .for('update');
-  if (!order || !current) return { outcome: 'unknown' };
+  const locked = await one<SelectedTransaction>(
+    tx,
+    sql`select ${TRANSACTION_COLUMNS} from transactions t where t.id = ${input.transactionId} for update`,
+  );
+  if (!order || !locked) return { outcome: 'unknown' };
+  const current = toTransactionRow(locked);
 
   if (current.status !== 'PENDING') {
     if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input);
@@ -103,12 +107,13 @@ async function settle(
   id: string,
   fields: Pick<TransactionRow, 'status' | 'providerReference' | 'failureReason'>,
 ): Promise<TransactionRow> {
-  const now = new Date();
-  const [row] = await tx
-    .update(transactions)
-    .set({ ...fields, settledAt: now, updatedAt: now })
-    .where(eq(transactions.id, id))
-    .returning();
+  const now = new Date().toISOString();
+  const row = await one<SelectedTransaction>(
+    tx,
+    sql`update transactions t set status = ${fields.status}, provider_reference = ${fields.providerReference},
+  failure_reason = ${fields.failureReason}, settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+  where t.id = ${id} returning ${TRANSACTION_COLUMNS}`,
+  );
   if (!row) throw new Error(`transaction ${id} vanished while locked`);
-  return row;
+  return toTransactionRow(row);
 }

@@ -1,6 +1,7 @@
 import { createId } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { transactions } from '../../db/schema.ts';
+import { one } from '../../db/query.ts';
 import { amountString, type Money } from '../../lib/money.ts';
 import { providerForMsisdn } from './mobile-network.ts';
 import type { TransactionRef } from './provider.ts';
@@ -22,19 +23,13 @@ export async function createTransaction({
     msisdn: string;
   };
 }): Promise<TransactionRef> {
-  const { amount: value, ...rest } = input;
-  const [row] = await tx
-    .insert(transactions)
-    .values({
-      id: createId(),
-      ...rest,
-      amount: amountString(value),
-      currency: value.currency,
-      status: 'PENDING',
-      provider: providerForMsisdn(input.msisdn),
-    })
-    .returning();
+  const row = await one<TransactionRef>(
+    tx,
+    sql`insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
+  values (${createId()}, ${input.organizationId}, ${input.orderId}, ${input.type}, ${amountString(input.amount)}::numeric,
+  ${input.amount.currency}, 'PENDING', ${providerForMsisdn(input.msisdn)}, ${input.msisdn})
+  returning id, type, amount::text as amount, currency, msisdn, provider`,
+  );
   if (!row) throw new Error('transaction insert returned no row');
-  const { id, type, amount, currency, msisdn, provider } = row;
-  return { id, type, amount, currency, msisdn, provider };
+  return row;
 }

@@ -1,20 +1,7 @@
 import type { PaymentStatus, PaymentTransaction } from '@partner-api/contract';
-import { and, desc, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { orders, transactions } from '../../db/schema.ts';
-
-type TransactionRow = typeof transactions.$inferSelect;
-
-function presentTransaction(row: TransactionRow): PaymentTransaction {
-  return {
-    id: row.id,
-    type: row.type,
-    amount: row.amount,
-    currency: row.currency,
-    status: row.status,
-    provider: row.provider,
-  };
-}
+import { rows } from '../../db/query.ts';
 
 /**
  * The latest collection (INCOMING) and latest disbursement (OUTGOING) of an order of the caller's
@@ -30,28 +17,24 @@ export async function getPaymentStatus({
   organizationId: string;
   orderId: string;
 }): Promise<PaymentStatus | undefined> {
-  const latestPerType = await db
-    .selectDistinctOn([transactions.type], { transaction: transactions })
-    .from(transactions)
-    .innerJoin(orders, eq(orders.id, transactions.orderId))
-    .where(
-      and(
-        eq(transactions.orderId, orderId),
-        eq(orders.organizationId, organizationId),
-        eq(transactions.organizationId, organizationId),
-      ),
-    )
-    .orderBy(transactions.type, desc(transactions.createdAt), desc(transactions.id));
+  const latestPerType = await rows<PaymentTransaction>(
+    db,
+    sql`select distinct on (t.type) t.id, t.type, t.amount::text as amount, t.currency, t.status, t.provider
+  from transactions t join orders o on o.id = t.order_id
+  where t.order_id = ${orderId} and o.organization_id = ${organizationId}
+  and t.organization_id = ${organizationId}
+  order by t.type, t.created_at desc, t.id desc`,
+  );
   if (latestPerType.length === 0) return undefined;
 
   const status: PaymentStatus = { orderId };
-  for (const { transaction } of latestPerType) {
+  for (const transaction of latestPerType) {
     switch (transaction.type) {
       case 'INCOMING':
-        status.payment = presentTransaction(transaction);
+        status.payment = transaction;
         break;
       case 'OUTGOING':
-        status.disbursement = presentTransaction(transaction);
+        status.disbursement = transaction;
         break;
     }
   }

@@ -2,7 +2,7 @@ import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partn
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { one } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Log } from '../payments/provider.ts';
 import { withErrorState } from './error-state.ts';
@@ -68,8 +68,8 @@ async function customerOf(
   tx: Tx,
   { organizationId, customerId }: { organizationId: string; customerId: string },
 ): Promise<{ isActive: boolean } | undefined> {
-  const result = await tx.execute(
+  return one<{ isActive: boolean }>(
+    tx,
     sql`select is_active as "isActive" from customers where id = ${customerId} and organization_id = ${organizationId}`,
   );
-  return rowsOf<{ isActive: boolean }>(result)[0];
 }

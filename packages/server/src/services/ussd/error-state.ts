@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { isDatabaseUnavailable } from '../../db/client.ts';
+import { run } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 
 const SAVEPOINT = sql.raw('savepoint ussd_move');
@@ -21,12 +22,12 @@ export async function withErrorState<T>(
   move: (tx: Tx) => Promise<T>,
   onFailure: (error: unknown) => Promise<T>,
 ): Promise<T> {
-  await tx.execute(SAVEPOINT);
+  await run(tx, SAVEPOINT);
   try {
     return await move(tx);
   } catch (error) {
     if (error instanceof AppError || isDatabaseUnavailable(error)) throw error;
-    await tx.execute(ROLLBACK_TO_SAVEPOINT);
+    await run(tx, ROLLBACK_TO_SAVEPOINT);
     return onFailure(error);
   }
 }

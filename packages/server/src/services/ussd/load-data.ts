@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { one } from '../../db/query.ts';
 import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
 
 /** Orders the customer can still cancel, listed under "Open requests". */
@@ -27,7 +27,9 @@ export async function loadUssdData(
   owner: { organizationId: string; customerId: string },
 ): Promise<{ customer?: { msisdn: string | null }; data: UssdData }> {
   const { organizationId: org, customerId: customer } = owner;
-  const result = await tx.execute(sql`select
+  const row = await one<Row>(
+    tx,
+    sql`select
   (select json_build_object('msisdn', c.msisdn) from customers c
     where c.id = ${customer} and c.organization_id = ${org}) as customer,
   (select o.name from organizations o where o.id = ${org}) as organization_name,
@@ -42,8 +44,8 @@ export async function loadUssdData(
       'amount', o.amount::text, 'status', o.status) order by o.created_at desc, o.id desc)
     from orders o join stocks s on s.id = o.stock_id
     where o.organization_id = ${org} and o.customer_id = ${customer} and o.status in (${OPEN})), '[]')
-    as open_orders`);
-  const [row] = rowsOf<Row>(result);
+    as open_orders`,
+  );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');
   return {
     ...(row.customer ? { customer: row.customer } : {}),

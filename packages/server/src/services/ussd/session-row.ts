@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rowsOf } from '../../db/rows.ts';
+import { one, run } from '../../db/query.ts';
 import type { UssdScreen } from './types.ts';
 
 export type LockedSession = {
@@ -18,11 +18,13 @@ export type LockedSession = {
  * statement written once, not assembled by the query builder on every move.
  */
 export async function lockSession(tx: Tx, sessionId: string): Promise<LockedSession | undefined> {
-  const result = await tx.execute(sql`select organization_id as "organizationId",
+  return one<LockedSession>(
+    tx,
+    sql`select organization_id as "organizationId",
   customer_id as "customerId", state, context, is_active as "isActive",
   (extract(epoch from expires_at) * 1000)::float8 as "expiresAtMs"
-  from ussd_sessions where id = ${sessionId} for update`);
-  return rowsOf<LockedSession>(result)[0];
+  from ussd_sessions where id = ${sessionId} for update`,
+  );
 }
 
 /** A new session on its first screen (active: a first screen is never an end state). */
@@ -32,9 +34,12 @@ export async function insertSession(
   screen: UssdScreen,
 ): Promise<void> {
   const context = JSON.stringify(screen.context);
-  await tx.execute(sql`insert into ussd_sessions (id, organization_id, customer_id, state, context, expires_at)
+  await run(
+    tx,
+    sql`insert into ussd_sessions (id, organization_id, customer_id, state, context, expires_at)
   values (${row.id}, ${row.organizationId}, ${row.customerId}, ${screen.state}, ${context}::jsonb,
-  ${row.expiresAt.toISOString()}::timestamptz)`);
+  ${row.expiresAt.toISOString()}::timestamptz)`,
+  );
 }
 
 /** Stores a session's new screen (state and context), whether it is still active, and its new expiry. */
@@ -45,8 +50,11 @@ export async function saveSession(
   times: { expiresAt: Date; now: Date },
 ): Promise<void> {
   const context = JSON.stringify(screen.context);
-  await tx.execute(sql`update ussd_sessions set state = ${screen.state}, context = ${context}::jsonb,
+  await run(
+    tx,
+    sql`update ussd_sessions set state = ${screen.state}, context = ${context}::jsonb,
   is_active = ${!screen.menu.isEndState}, expires_at = ${times.expiresAt.toISOString()}::timestamptz,
   updated_at = ${times.now.toISOString()}::timestamptz
-  where id = ${sessionId}`);
+  where id = ${sessionId}`,
+  );
 }

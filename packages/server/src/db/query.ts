@@ -1,0 +1,30 @@
+import type { SQL } from 'drizzle-orm';
+import type { Queryable } from './client.ts';
+
+/**
+ * The one way this service writes a query (README, "Data access"): a drizzle `sql` template, its
+ * row type declared where it is written, run on the database or an open transaction. Both drivers
+ * answer an object with `rows`, which drizzle's shared type does not say: the only cast is here.
+ * Timestamps, numerics and bigints arrive as strings on both stores; select what the caller needs.
+ */
+export async function rows<Row>(q: Queryable, query: SQL): Promise<Row[]> {
+  return ((await q.execute(query)) as unknown as { rows: Row[] }).rows;
+}
+
+/** The first row, or undefined when there is none. */
+export async function one<Row>(q: Queryable, query: SQL): Promise<Row | undefined> {
+  return (await rows<Row>(q, query))[0];
+}
+
+/** A statement run for its effect: the number of rows it changed (both drivers say `rowCount`). */
+export async function run(q: Queryable, query: SQL): Promise<number> {
+  const result = (await q.execute(query)) as unknown as { rowCount?: number | null };
+  return Number(result.rowCount ?? 0);
+}
+
+/** A timestamp selected as `column::text` (the same text on both stores), as a Date. */
+export function dateOf(text: string): Date;
+export function dateOf(text: string | null): Date | null;
+export function dateOf(text: string | null): Date | null {
+  return text === null ? null : new Date(text);
+}

@@ -1,0 +1,64 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/client.ts';
+import { dateOf, one, rows, run } from '../../src/db/query.ts';
+import { POSTGRES_SKIP_REASON } from '../support/app.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+if (!DATABASE_URL) console.info(`db/query.ts on PostgreSQL: ${POSTGRES_SKIP_REASON}`);
+const stores = DATABASE_URL ? (['pglite', 'postgres'] as const) : (['pglite'] as const);
+
+/** README, "Data access": a `sql` template's row reads the same JS values on both stores. */
+describe.each(stores)('db/query.ts on %s', (store) => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase(store === 'postgres' ? { databaseUrl: DATABASE_URL } : {});
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  // A bare int8 differs (PGlite: number, node-postgres: string): select it `::int` or `::text`.
+  it('numerics and bigints as strings, booleans, integers, json, arrays and nulls as JS values', async () => {
+    const row = await one<Record<string, unknown>>(
+      database.db,
+      sql`select ${'1000.5'}::numeric(18, 2) as amount, 28.5::numeric(20, 4) as price, 9::int8::text as big,
+  (select count(*) from (values (1), (2)) v)::int as counted,
+  7::int as n, true as flag, '{"a": [1]}'::jsonb as doc, array['x', 'y']::text[] as list,
+  null::text as nothing, ${'x'}::text as text`,
+    );
+    expect(row).toEqual({
+      amount: '1000.50',
+      price: '28.5000',
+      big: '9',
+      counted: 2,
+      n: 7,
+      flag: true,
+      doc: { a: [1] },
+      list: ['x', 'y'],
+      nothing: null,
+      text: 'x',
+    });
+  });
+
+  it('a timestamp selected as text reads as the same instant', async () => {
+    const at = '2026-03-01T08:15:30.123Z';
+    const row = await one<{ at: string; none: string | null }>(
+      database.db,
+      sql`select ${at}::timestamptz::text as at, null::timestamptz::text as none`,
+    );
+    expect(dateOf(row!.at).toISOString()).toBe(at);
+    expect(dateOf(row!.none)).toBeNull();
+  });
+
+  it('rows, one and run inside a transaction: the count of changed rows, nothing when no row', async () => {
+    const found = await database.db.transaction(async (tx) => {
+      await run(tx, sql`create temporary table q_probe (id int) on commit drop`);
+      const changed = await run(tx, sql`insert into q_probe values (1), (2), (3)`);
+      const all = await rows<{ id: number }>(tx, sql`select id from q_probe where id > ${1} order by id`);
+      const none = await one<{ id: number }>(tx, sql`select id from q_probe where id = ${9}`);
+      return { changed, all, none };
+    });
+    expect(found).toEqual({ changed: 3, all: [{ id: 2 }, { id: 3 }], none: undefined });
+  });
+});
