@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ParseResult } from '../outcome.ts';
+import type { ParseResult, PaymentStatus } from '../outcome.ts';
 import { type MappedResult, mapResultCode } from './result-codes.ts';
 
 /**
@@ -195,4 +195,17 @@ function failure(error: z.ZodError): { ok: false; error: string } {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
   return { ok: false, error: `${where}: ${issue?.message ?? 'invalid'}` };
+}
+
+/**
+ * What a Transaction Status Result says about the payout it was asked about: code 0 with
+ * TransactionStatus "Completed" is SUCCESS, code 0 otherwise is PENDING, any other code maps
+ * through the table (an unknown code is FAILED naming it; the pipeline does not fail a payout on
+ * that alone, it goes to the operator queue).
+ */
+export function statusOfQueriedTransaction(result: DarajaResult): PaymentStatus {
+  if (result.status !== 'SUCCESS') return result.status;
+  return String(result.parameters.TransactionStatus ?? '').toLowerCase() === 'completed'
+    ? 'SUCCESS'
+    : 'PENDING';
 }
