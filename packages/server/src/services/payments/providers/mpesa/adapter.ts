@@ -186,6 +186,39 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
     };
   }
 
+  async function sendB2c(input: B2cInput): Promise<B2cOutcome> {
+    const outcome = await post(
+      'b2c-payment',
+      '/mpesa/b2c/v3/paymentrequest',
+      () => ({
+        OriginatorConversationID: input.originatorConversationId,
+        InitiatorName: config.initiatorName,
+        SecurityCredential: config.securityCredential,
+        CommandID: input.commandId ?? 'BusinessPayment',
+        Amount: input.amount,
+        PartyA: config.b2cShortcode,
+        PartyB: input.msisdn,
+        Remarks: input.remarks,
+        QueueTimeOutURL: callbackUrl(config, 'b2c-timeout'),
+        ResultURL: callbackUrl(config, 'b2c-result'),
+        // Daraja's own spelling; optional, 1 to 100 characters when sent.
+        ...(input.occasion ? { Occassion: input.occasion } : {}),
+      }),
+      parseAsyncAccepted,
+    );
+    if (
+      outcome.kind === 'rejected' &&
+      isDuplicateOriginator({ errorCode: outcome.code, errorMessage: outcome.message })
+    ) {
+      return {
+        kind: 'duplicate',
+        originatorConversationId: input.originatorConversationId,
+        exchanges: outcome.exchanges,
+      };
+    }
+    return outcome;
+  }
+
   return {
     provider: 'MPESA',
 
@@ -244,40 +277,11 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
       );
     },
 
-    async b2cPayment(input) {
+    b2cPayment(input) {
       requireWholeShillings(input.amount);
       requireMsisdn(input.msisdn);
       requireInput(input.remarks.length >= 2 && input.remarks.length <= 100, 'remarks: 2 to 100 characters');
-      const outcome = await post(
-        'b2c-payment',
-        '/mpesa/b2c/v3/paymentrequest',
-        () => ({
-          OriginatorConversationID: input.originatorConversationId,
-          InitiatorName: config.initiatorName,
-          SecurityCredential: config.securityCredential,
-          CommandID: input.commandId ?? 'BusinessPayment',
-          Amount: input.amount,
-          PartyA: config.b2cShortcode,
-          PartyB: input.msisdn,
-          Remarks: input.remarks,
-          QueueTimeOutURL: callbackUrl(config, 'b2c-timeout'),
-          ResultURL: callbackUrl(config, 'b2c-result'),
-          // Daraja's own spelling; optional, 1 to 100 characters when sent.
-          ...(input.occasion ? { Occassion: input.occasion } : {}),
-        }),
-        parseAsyncAccepted,
-      );
-      if (
-        outcome.kind === 'rejected' &&
-        isDuplicateOriginator({ errorCode: outcome.code, errorMessage: outcome.message })
-      ) {
-        return {
-          kind: 'duplicate',
-          originatorConversationId: input.originatorConversationId,
-          exchanges: outcome.exchanges,
-        };
-      }
-      return outcome;
+      return sendB2c(input);
     },
 
     transactionStatus(input) {
