@@ -85,6 +85,16 @@ describe('Daraja adapter: the OAuth token', () => {
     );
     expect(s.fake.processed('stk-push') + t.fake.processed('b2c-payment')).toBe(0);
   });
+  it('a token request that times out sends nothing and leaves no token behind', async () => {
+    const s = await setup();
+    s.fake.queue('token', 'slow');
+    expect(await s.adapter.stkPush(push)).toMatchObject({
+      kind: 'not-sent',
+      detail: expect.stringContaining('timeout'),
+    });
+    expect((await s.adapter.stkPush(push)).kind).toBe('accepted');
+    expect(s.fake.processed('stk-push')).toBe(1);
+  });
 });
 
 describe('Daraja adapter: STK Push and Query', () => {
@@ -137,6 +147,27 @@ describe('Daraja adapter: STK Push and Query', () => {
     expect(query.exchanges.at(-1)).toMatchObject({
       status: 500,
       responseBody: { errorCode: '500.001.1001' },
+    });
+  });
+
+  it('a query that fails is ambiguous too (500, timeout), never a status', async () => {
+    const s = await setup();
+    const pushed = await s.adapter.stkPush(push);
+    if (pushed.kind !== 'accepted') throw new Error(pushed.kind);
+    s.fake.queue('stk-query', 'http-500');
+    s.fake.queue('stk-query', 'slow');
+    expect(await s.adapter.stkQuery(pushed.value.checkoutRequestId)).toMatchObject({
+      kind: 'ambiguous',
+      reason: 'server-error',
+    });
+    expect(await s.adapter.stkQuery(pushed.value.checkoutRequestId)).toMatchObject({
+      kind: 'ambiguous',
+      reason: 'timeout',
+    });
+    s.fake.queue('transaction-status', 'reset');
+    expect(await s.adapter.transactionStatus({ originatorConversationId: 'oc-x' })).toMatchObject({
+      kind: 'ambiguous',
+      reason: 'network',
     });
   });
 

@@ -35,7 +35,8 @@ export type FakeScenario =
   | 'slow'
   /** Processed, then the connection is destroyed without an answer. */
   | 'reset'
-  /** Token requests only: the token is refused (404.001.03) from its second use on. */
+  /** Token requests only: the token is refused (404.001.03) from its second use on. (`http-500`, `slow`
+   * and `reset` apply to token requests too.) */
   | 'expires-early';
 
 /** Magic amounts (whole shillings, STK Push and B2C alike). Every other amount is `success`. */

@@ -180,7 +180,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
 
   // ---- OAuth ---------------------------------------------------------------------------------
 
-  function token(req: IncomingMessage, url: URL): Answer {
+  function token(req: IncomingMessage, url: URL, request: FakeRequest): Answer {
     if (req.method !== 'GET') return envelope(405, '405.001', 'Method Not Allowed');
     if (url.searchParams.get('grant_type') !== 'client_credentials') {
       return envelope(400, '400.008.02', 'Invalid grant type passed');
@@ -189,6 +189,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
     if (req.headers.authorization !== expected)
       return envelope(400, '400.008.01', 'Invalid authentication type passed');
     const scenario = scenarioFor('token');
+    request.scenario = scenario;
     if (scenario === 'http-500') return envelope(500, '500.003.1001', 'Internal Server Error');
     // Each token request invalidates the previous token (Daraja's FAQ).
     tokens.clear();
@@ -570,7 +571,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
     } else {
       requests.push(request);
       if (!operation) answer = envelope(404, '404.001.01', 'Resource not found');
-      else if (operation === 'token') answer = token(req, url);
+      else if (operation === 'token') answer = token(req, url, request);
       else if (req.method !== 'POST') answer = envelope(405, '405.001', 'Method Not Allowed');
       else if (!String(req.headers['content-type']).startsWith('application/json') || !isObject(body)) {
         // Daraja answers a body it cannot read as if the first field were wrong (its FAQ 9).
