@@ -66,6 +66,16 @@ describe('Daraja adapter: the OAuth token', () => {
     },
   );
 
+  it('concurrent calls refused with a stale token share one new token', async () => {
+    const t = await setup();
+    const adapter = createMpesaAdapter({ ...t.config, baseUrl: `${t.fake.url}/` });
+    await adapter.stkPush(push);
+    t.fake.expireTokens();
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => adapter.stkPush(push)));
+    expect(outcomes.map((o) => o.kind)).toEqual(Array(4).fill('accepted'));
+    expect(tokenRequests(t)).toBe(2);
+  });
+
   it('replaces a token that stops working before its stated expiry', async () => {
     const s = await setup();
     s.fake.queue('token', 'expires-early');

@@ -105,7 +105,7 @@ const requireWholeShillings = (amount: number) =>
     `amount must be whole shillings ≥ 1, got ${amount}`,
   );
 const requireMsisdn = (msisdn: string) =>
-  requireInput(MSISDN.test(msisdn), `msisdn must be 2547XXXXXXXX, got ${msisdn}`);
+  requireInput(MSISDN.test(msisdn), `msisdn must be 2547XXXXXXXX or 2541XXXXXXXX, got ${msisdn}`);
 
 /**
  * The Daraja adapter: each method makes one request (plus the token request it needs, and one retry
@@ -133,7 +133,7 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
         provider: 'MPESA',
         operation,
         method: 'POST',
-        url: `${config.baseUrl}${path}`,
+        url: `${config.baseUrl.replace(/\/+$/, '')}${path}`,
         headers: { authorization: `Bearer ${token.token}` },
         body: makeBody(),
         timeoutMs: requestMs,

@@ -61,7 +61,7 @@ export class TokenCache {
       provider: 'MPESA',
       operation: 'token',
       method: 'GET',
-      url: `${this.config.baseUrl}/oauth/v1/generate?grant_type=client_credentials`,
+      url: `${this.config.baseUrl.replace(/\/+$/, '')}/oauth/v1/generate?grant_type=client_credentials`,
       headers: { authorization: `Basic ${basic}` },
       timeoutMs: this.config.timeouts?.tokenMs ?? 10_000,
       secretKeys: MPESA_SECRET_KEYS,
