@@ -1,0 +1,4 @@
+import { providerContract } from '../provider-contract.ts';
+import { startMpesaHarness } from './harness.ts';
+
+providerContract('M-Pesa (Daraja)', startMpesaHarness);
