@@ -90,6 +90,14 @@ export function unitsFor(paid: Money, price: Decimal): Decimal {
   return paid.amount.div(price).round(UNITS_DECIMALS, Big.roundDown);
 }
 
+/**
+ * What a holding is worth at `price`, ROUNDED HALF-UP to the cent: a figure shown on the portfolio
+ * screen, never paid out (a sale pays `proceeds`, rounded down).
+ */
+export function holdingValue(units: Decimal, price: Decimal, currency: string): Money {
+  return { amount: units.times(price).round(AMOUNT_DECIMALS, Big.roundHalfUp), currency };
+}
+
 /** Whole units of a holding that can be sold (ROUNDED DOWN: a fraction cannot be sold). */
 export const wholeUnits = (units: Decimal): Decimal => units.round(0, Big.roundDown);
 

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { rows } from '../../db/query.ts';
+import { one, run } from '../../db/query.ts';
+import { money, parseDecimal, plain, unitsFor } from '../../lib/money.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /**
@@ -8,28 +9,29 @@ import type { OrderRow } from './lock-order.ts';
  * the customer's holding and the order becomes EXECUTED. A stock delisted meanwhile cannot be bought:
  * the order stays PAID, still cancellable by the customer (with a refund).
  *
- * One statement (the price read, the holding upserted, the order updated): the units bought are
- * the amount over the price truncated to 4 decimals (never more than was paid for), computed with
- * `div`, PostgreSQL's exact integer quotient: floor(amount × 10⁴ / price) / 10⁴.
+ * The price is read under a share lock (a concurrent price import waits for this commit), the units
+ * come from the money module (`unitsFor`: rounded down, never more than was paid for), and one
+ * statement upserts the holding and updates the order.
  */
 export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> {
-  const now = new Date().toISOString();
-  const executed = await rows<{ executed: number }>(
+  const stock = await one<{ price: string }>(
     tx,
-    sql`with listed as (
-  select price, (div(${order.amount}::numeric * 10000, price) / 10000)::numeric(20, 4) as units
-  from stocks where id = ${order.stockId} and is_active
-), held as (
+    sql`select price::text as price from stocks where id = ${order.stockId} and is_active for share`,
+  );
+  if (!stock) return false;
+  const units = plain(unitsFor(money(order.amount, order.currency), parseDecimal(stock.price, 'price')));
+  const now = new Date().toISOString();
+  await run(
+    tx,
+    sql`with held as (
   insert into holdings (organization_id, customer_id, stock_id, units)
-  select ${order.organizationId}, ${order.customerId}, ${order.stockId}, units from listed
+  values (${order.organizationId}, ${order.customerId}, ${order.stockId}, ${units}::numeric)
   on conflict (customer_id, stock_id)
   do update set units = holdings.units + excluded.units, updated_at = ${now}::timestamptz
-), executed as (
-  update orders set status = 'EXECUTED', quantity = listed.units, price = listed.price,
-  updated_at = ${now}::timestamptz
-  from listed where orders.id = ${order.id}
 )
-select 1 as executed from listed`,
+update orders set status = 'EXECUTED', quantity = ${units}::numeric, price = ${stock.price}::numeric,
+  updated_at = ${now}::timestamptz
+where id = ${order.id}`,
   );
-  return executed.length > 0;
+  return true;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
+import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
 import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
 
 /** Orders the customer can still cancel, listed under "Open requests". */
@@ -11,7 +12,7 @@ type Row = {
   customer: { msisdn: string | null } | null;
   organization_name: string | null;
   stocks: UssdStock[];
-  holdings: UssdHolding[];
+  holdings: (Omit<UssdHolding, 'value'> & { price: string; currency: string })[];
   open_orders: UssdOpenOrder[];
 };
 
@@ -37,7 +38,7 @@ export async function loadUssdData(
       'price', s.price::text, 'currency', s.currency) order by s.symbol)
     from stocks s where s.is_active), '[]') as stocks,
   coalesce((select json_agg(json_build_object('stockId', h.stock_id, 'symbol', s.symbol,
-      'units', h.units::text, 'value', round(h.units * s.price, 2)::text) order by s.symbol)
+      'units', h.units::text, 'price', s.price::text, 'currency', s.currency) order by s.symbol)
     from holdings h join stocks s on s.id = h.stock_id
     where h.organization_id = ${org} and h.customer_id = ${customer} and h.units > 0), '[]') as holdings,
   coalesce((select json_agg(json_build_object('id', o.id, 'side', o.side, 'symbol', s.symbol,
@@ -53,7 +54,12 @@ export async function loadUssdData(
       organizationName: row.organization_name ?? '',
       customer: { id: customer, hasMsisdn: Boolean(row.customer?.msisdn) },
       stocks: row.stocks,
-      holdings: row.holdings,
+      holdings: row.holdings.map(({ price, currency, ...h }) => ({
+        ...h,
+        value: amountString(
+          holdingValue(parseDecimal(h.units, 'units'), parseDecimal(price, 'price'), currency),
+        ),
+      })),
       openOrders: row.open_orders,
     },
   };
