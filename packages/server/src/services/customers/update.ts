@@ -1,7 +1,7 @@
 import type { Customer, CustomerUpdate } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { one } from '../../db/query.ts';
+import { assignments, one } from '../../db/query.ts';
 import { getCustomer } from './get.ts';
 import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
 
@@ -32,13 +32,11 @@ export async function updateCustomer({
   input: CustomerUpdate;
 }): Promise<Customer | undefined> {
   // Only the fields the partner sent are written.
-  const assignments = (Object.keys(COLUMNS) as (keyof CustomerUpdate)[])
-    .filter((field) => input[field] !== undefined)
-    .map((field) => sql`${COLUMNS[field]} = ${input[field]}`);
-  if (assignments.length === 0) return getCustomer({ db, organizationId, id });
+  const set = assignments(input, COLUMNS);
+  if (set.length === 0) return getCustomer({ db, organizationId, id });
   const row = await one<CustomerRow>(
     db,
-    sql`update customers set ${sql.join(assignments, sql`, `)}, updated_at = now()
+    sql`update customers set ${sql.join(set, sql`, `)}, updated_at = now()
   where id = ${id} and organization_id = ${organizationId}
   returning ${customerColumns}`,
   );
