@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { desc, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { credentials } from '../db/schema.ts';
+import { rows } from '../db/query.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
 import { InvalidPublicKeyError } from '../lib/keys.ts';
 import { baseFastifyOptions } from '../plugins/base-options.ts';
@@ -11,7 +11,13 @@ import { installErrorHandling } from '../plugins/errors.ts';
 import { installRequestId } from '../plugins/request-id.ts';
 import { installValidation } from '../plugins/validation.ts';
 import { createCredential } from '../services/credentials/create.ts';
-import { presentCredential, setSigningKey, updateCredential } from '../services/credentials/update.ts';
+import {
+  type CredentialRow,
+  credentialColumns,
+  presentCredential,
+  setSigningKey,
+  updateCredential,
+} from '../services/credentials/update.ts';
 import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
@@ -82,12 +88,12 @@ export async function buildAdminApp(
   );
   app.get('/admin/credentials', { schema: { querystring: s.organizationFilter } }, async (request) => {
     const { organizationId } = request.query as { organizationId?: string };
-    const rows = await db
-      .select()
-      .from(credentials)
-      .where(organizationId ? eq(credentials.organizationId, organizationId) : undefined)
-      .orderBy(desc(credentials.createdAt));
-    return rows.map(presentCredential);
+    const filter = organizationId ? sql`where organization_id = ${organizationId}` : sql``;
+    const found = await rows<CredentialRow>(
+      db,
+      sql`select ${credentialColumns} from credentials ${filter} order by created_at desc`,
+    );
+    return found.map(presentCredential);
   });
   app.put(
     '/admin/credentials/:id/signing-key',

@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from './client.ts';
 
 /**
@@ -27,4 +27,17 @@ export function dateOf(text: string): Date;
 export function dateOf(text: string | null): Date | null;
 export function dateOf(text: string | null): Date | null {
   return text === null ? null : new Date(text);
+}
+
+/**
+ * The `set` list of an update from a patch: `column = value` for each field it carries (undefined
+ * leaves the column alone, null clears it). `columns` names the column of every field.
+ */
+export function assignments<Patch extends object>(
+  patch: Patch,
+  columns: { [K in keyof Required<Patch>]: SQL },
+): SQL[] {
+  return (Object.keys(columns) as (keyof Patch)[])
+    .filter((field) => patch[field] !== undefined)
+    .map((field) => sql`${columns[field]} = ${sql.param(patch[field])}`);
 }

@@ -9,10 +9,10 @@ import {
   ussdProcessRequestSchema,
   ussdSessionRequestSchema,
 } from '@partner-api/contract';
-import { asc, eq, inArray } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { credentials, organizations, transactions } from '../db/schema.ts';
+import { one } from '../db/query.ts';
 import { AppError } from '../lib/errors.ts';
 import { SERVER_FILES } from '../lib/package-paths.ts';
 import { listCustomers } from '../services/customers/list.ts';
@@ -45,29 +45,26 @@ async function findDemoOrganization(ctx: AppContext): Promise<DemoOrganization |
     fromFile = (JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentialsFile).organizationId;
   } catch {}
   if (fromFile) {
-    const [org] = await db
-      .select({ id: organizations.id, name: organizations.name })
-      .from(organizations)
-      .where(eq(organizations.id, fromFile));
+    const org = await one<DemoOrganization>(
+      db,
+      sql`select id, name from organizations where id = ${fromFile}`,
+    );
     if (org) return org;
   }
-  const [org] = await db
-    .select({ id: organizations.id, name: organizations.name })
-    .from(credentials)
-    .innerJoin(organizations, eq(organizations.id, credentials.organizationId))
-    .where(eq(credentials.keyId, DEMO_KEY_ID))
-    .orderBy(asc(organizations.createdAt))
-    .limit(1);
-  return org;
+  return one<DemoOrganization>(
+    db,
+    sql`select o.id, o.name from credentials c join organizations o on o.id = c.organization_id
+  where c.key_id = ${DEMO_KEY_ID} order by o.created_at limit 1`,
+  );
 }
 
 /** Order ids behind the payments a move asked for, so the page can poll them. */
 async function orderIdOf(ctx: AppContext, transactionIds: string[]): Promise<string | undefined> {
   if (transactionIds.length === 0) return undefined;
-  const [row] = await ctx.database.db
-    .select({ orderId: transactions.orderId })
-    .from(transactions)
-    .where(inArray(transactions.id, transactionIds));
+  const row = await one<{ orderId: string }>(
+    ctx.database.db,
+    sql`select order_id as "orderId" from transactions where id = any(${sql.param(transactionIds)}::text[])`,
+  );
   return row?.orderId;
 }
 

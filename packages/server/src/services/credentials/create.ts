@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createId } from '@partner-api/contract';
-import { eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { credentials, organizations } from '../../db/schema.ts';
+import { dateOf, one } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseSigningPublicKey, toPem } from '../../lib/keys.ts';
 import { hashSecret } from '../../lib/passwords.ts';
@@ -28,28 +28,26 @@ export async function createCredential({
   organizationId: string;
   input: CredentialInput;
 }) {
-  const [org] = await db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId));
+  const org = await one<{ id: string }>(db, sql`select id from organizations where id = ${organizationId}`);
   if (!org) throw new AppError(404, 'Not found', 'Organization not found');
   const publicKey = input.publicKey === undefined ? null : toPem(parseSigningPublicKey(input.publicKey));
   const clientSecret = newClientSecret();
-  const [row] = await db
-    .insert(credentials)
-    .values({
-      id: createId(),
-      organizationId,
-      name: input.name,
-      clientId: newClientId(),
-      secretHash: await hashSecret(clientSecret),
-      publicKey,
-      keyId: publicKey ? (input.keyId ?? null) : null,
-      trustedIps: input.trustedIps ?? [],
-      expiresAt: input.expiresAt ?? null,
-    })
-    .returning();
-  const credential = row!;
+  const credential = (await one<{
+    id: string;
+    name: string;
+    clientId: string;
+    keyId: string | null;
+    trustedIps: string[];
+    expiresAt: string | null;
+    createdAt: string;
+  }>(
+    db,
+    sql`insert into credentials (id, organization_id, name, client_id, secret_hash, public_key, key_id, trusted_ips, expires_at)
+  values (${createId()}, ${organizationId}, ${input.name}, ${newClientId()}, ${await hashSecret(clientSecret)}, ${publicKey},
+  ${publicKey ? (input.keyId ?? null) : null}, ${sql.param(input.trustedIps ?? [])}::text[], ${input.expiresAt?.toISOString() ?? null}::timestamptz)
+  returning id, name, client_id as "clientId", key_id as "keyId", trusted_ips as "trustedIps",
+  expires_at::text as "expiresAt", created_at::text as "createdAt"`,
+  ))!;
   return {
     id: credential.id,
     name: credential.name,
@@ -57,7 +55,7 @@ export async function createCredential({
     clientSecret,
     keyId: credential.keyId,
     trustedIps: credential.trustedIps,
-    expiresAt: credential.expiresAt,
-    createdAt: credential.createdAt,
+    expiresAt: dateOf(credential.expiresAt),
+    createdAt: dateOf(credential.createdAt),
   };
 }

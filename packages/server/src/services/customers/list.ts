@@ -1,14 +1,14 @@
 import type { CustomerList, CustomerListQuery } from '@partner-api/contract';
-import { and, type Column, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { customers } from '../../db/schema.ts';
-import { presentCustomer } from './present.ts';
+import { one, rows } from '../../db/query.ts';
+import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
 
 /**
  * The text the trigram index covers. It must stay token for token the expression of
  * drizzle/0002_customers_search.sql, or PostgreSQL cannot use the index.
  */
-const searchDocument = sql`lower(${customers.firstName} || ' ' || ${customers.lastName} || ' ' || coalesce(${customers.identificationNumber}, '') || ' ' || coalesce(${customers.referenceId}, ''))`;
+const searchDocument = sql`lower(first_name || ' ' || last_name || ' ' || coalesce(identification_number, '') || ' ' || coalesce(reference_id, ''))`;
 
 /** `%`, `_` and the escape character itself are matched literally. */
 export function likePattern(term: string): string {
@@ -21,28 +21,23 @@ export function likePattern(term: string): string {
  */
 function searchCondition(term: string): SQL {
   const pattern = sql`lower(${likePattern(term)}) escape '\\'`;
-  const field = (column: Column) => sql`lower(${column}) like ${pattern}`;
-  return sql`(${searchDocument} like ${pattern} and (${field(customers.firstName)} or ${field(customers.lastName)} or ${field(customers.identificationNumber)} or ${field(customers.referenceId)}))`;
+  const field = (column: SQL) => sql`lower(${column}) like ${pattern}`;
+  return sql`(${searchDocument} like ${pattern} and (${field(sql`first_name`)} or ${field(sql`last_name`)} or ${field(sql`identification_number`)} or ${field(sql`reference_id`)}))`;
 }
 
 /** The page and count queries of a listing, unexecuted: the benchmark EXPLAINs exactly these. */
-export function buildListQueries(db: Queryable, organizationId: string, query: CustomerListQuery) {
-  const conditions: SQL[] = [eq(customers.organizationId, organizationId)];
-  if (query.isActive !== undefined) conditions.push(eq(customers.isActive, query.isActive));
+export function buildListQueries(organizationId: string, query: CustomerListQuery) {
+  const conditions: SQL[] = [sql`organization_id = ${organizationId}`];
+  if (query.isActive !== undefined) conditions.push(sql`is_active = ${query.isActive}`);
   if (query.identificationType !== undefined)
-    conditions.push(eq(customers.identificationType, query.identificationType));
-  if (query.msisdn !== undefined) conditions.push(eq(customers.msisdn, query.msisdn));
+    conditions.push(sql`identification_type = ${query.identificationType}`);
+  if (query.msisdn !== undefined) conditions.push(sql`msisdn = ${query.msisdn}`);
   if (query.search) conditions.push(searchCondition(query.search));
-  const where = and(...conditions);
+  const where = sql.join(conditions, sql` and `);
   return {
-    page: db
-      .select()
-      .from(customers)
-      .where(where)
-      .orderBy(desc(customers.createdAt), desc(customers.id))
-      .limit(query.limit)
-      .offset((query.page - 1) * query.limit),
-    count: db.select({ total: sql<number>`count(*)::int` }).from(customers).where(where),
+    page: sql`select ${customerColumns} from customers where ${where}
+  order by created_at desc, id desc limit ${query.limit} offset ${(query.page - 1) * query.limit}`,
+    count: sql`select count(*)::int as total from customers where ${where}`,
   };
 }
 
@@ -56,11 +51,14 @@ export async function listCustomers({
   organizationId: string;
   query: CustomerListQuery;
 }): Promise<CustomerList> {
-  const queries = buildListQueries(db, organizationId, query);
-  const [rows, [count]] = await Promise.all([queries.page, queries.count]);
+  const queries = buildListQueries(organizationId, query);
+  const [page, count] = await Promise.all([
+    rows<CustomerRow>(db, queries.page),
+    one<{ total: number }>(db, queries.count),
+  ]);
   const total = count?.total ?? 0;
   return {
-    data: rows.map(presentCustomer),
+    data: page.map(presentCustomer),
     pagination: {
       page: query.page,
       limit: query.limit,

@@ -1,9 +1,20 @@
 import type { Customer, CustomerUpdate } from '@partner-api/contract';
-import { and, eq, sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { customers } from '../../db/schema.ts';
+import { assignments, one } from '../../db/query.ts';
 import { getCustomer } from './get.ts';
-import { presentCustomer } from './present.ts';
+import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
+
+/** The column each field of a patch writes. */
+const COLUMNS: { [K in keyof Required<CustomerUpdate>]: SQL } = {
+  firstName: sql`first_name`,
+  lastName: sql`last_name`,
+  msisdn: sql`msisdn`,
+  isActive: sql`is_active`,
+  identificationNumber: sql`identification_number`,
+  identificationType: sql`identification_type`,
+  referenceId: sql`reference_id`,
+};
 
 /**
  * Applies the fields present in the patch (null clears a nullable one); undefined when the customer
@@ -20,14 +31,14 @@ export async function updateCustomer({
   id: string;
   input: CustomerUpdate;
 }): Promise<Customer | undefined> {
-  if (Object.values(input).every((value) => value === undefined)) {
-    return getCustomer({ db, organizationId, id });
-  }
-  // drizzle leaves out undefined keys: only the fields the partner sent are written.
-  const [row] = await db
-    .update(customers)
-    .set({ ...input, updatedAt: sql`now()` })
-    .where(and(eq(customers.id, id), eq(customers.organizationId, organizationId)))
-    .returning();
+  // Only the fields the partner sent are written.
+  const set = assignments(input, COLUMNS);
+  if (set.length === 0) return getCustomer({ db, organizationId, id });
+  const row = await one<CustomerRow>(
+    db,
+    sql`update customers set ${sql.join(set, sql`, `)}, updated_at = now()
+  where id = ${id} and organization_id = ${organizationId}
+  returning ${customerColumns}`,
+  );
   return row ? presentCustomer(row) : undefined;
 }

@@ -1,6 +1,8 @@
 import { createId } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { organizations } from '../../db/schema.ts';
+import { one } from '../../db/query.ts';
+import { type OrganizationRow, organizationColumns, presentOrganization } from './present.ts';
 
 export type OrganizationInput = {
   name: string;
@@ -12,9 +14,12 @@ export type OrganizationInput = {
 };
 
 export async function createOrganization({ db, input }: { db: Queryable; input: OrganizationInput }) {
-  const [row] = await db
-    .insert(organizations)
-    .values({ id: createId(), ...input })
-    .returning();
-  return row!;
+  const row = await one<OrganizationRow>(
+    db,
+    sql`insert into organizations (id, name, description, website, email, phone, address)
+  values (${createId()}, ${input.name}, ${input.description ?? null}, ${input.website ?? null},
+  ${input.email ?? null}, ${input.phone ?? null}, ${input.address ?? null})
+  returning ${organizationColumns}`,
+  );
+  return presentOrganization(row!);
 }

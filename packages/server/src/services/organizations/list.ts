@@ -1,7 +1,12 @@
-import { desc } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { organizations } from '../../db/schema.ts';
+import { rows } from '../../db/query.ts';
+import { type OrganizationRow, organizationColumns, presentOrganization } from './present.ts';
 
 export async function listOrganizations({ db }: { db: Queryable }) {
-  return db.select().from(organizations).orderBy(desc(organizations.createdAt), desc(organizations.id));
+  const found = await rows<OrganizationRow>(
+    db,
+    sql`select ${organizationColumns} from organizations order by created_at desc, id desc`,
+  );
+  return found.map(presentOrganization);
 }

@@ -1,10 +1,21 @@
-import { eq } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { organizations } from '../../db/schema.ts';
+import { assignments, one } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { OrganizationInput } from './create.ts';
+import { type OrganizationRow, organizationColumns, presentOrganization } from './present.ts';
 
 export type OrganizationPatch = Partial<OrganizationInput> & { isActive?: boolean };
+
+const COLUMNS: { [K in keyof Required<OrganizationPatch>]: SQL } = {
+  name: sql`name`,
+  description: sql`description`,
+  website: sql`website`,
+  email: sql`email`,
+  phone: sql`phone`,
+  address: sql`address`,
+  isActive: sql`is_active`,
+};
 
 /** Deactivating an organization refuses its tokens and makes it "gone" for GET /oauth/me. */
 export async function updateOrganization({
@@ -16,11 +27,11 @@ export async function updateOrganization({
   id: string;
   patch: OrganizationPatch;
 }) {
-  const [row] = await db
-    .update(organizations)
-    .set({ ...patch, updatedAt: new Date() })
-    .where(eq(organizations.id, id))
-    .returning();
+  const set = [...assignments(patch, COLUMNS), sql`updated_at = ${new Date().toISOString()}::timestamptz`];
+  const row = await one<OrganizationRow>(
+    db,
+    sql`update organizations set ${sql.join(set, sql`, `)} where id = ${id} returning ${organizationColumns}`,
+  );
   if (!row) throw new AppError(404, 'Not found', 'Organization not found');
-  return row;
+  return presentOrganization(row);
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { customers, organizations } from '../../db/schema.ts';
+import { one, run } from '../../db/query.ts';
 import { createCredential } from '../credentials/create.ts';
 import { createOrganization } from '../organizations/create.ts';
 import { NSE_STOCKS } from '../stocks/nse-catalog.ts';
@@ -81,7 +81,7 @@ export async function seedSandbox({
     // Several instances starting together on one PostgreSQL seed once.
     await tx.execute(sql`select pg_advisory_xact_lock(${SEED_LOCK_ID})`);
     await upsertStocks(tx, NSE_STOCKS, 'keep');
-    const [existing] = await tx.select({ id: organizations.id }).from(organizations).limit(1);
+    const existing = await one<{ id: string }>(tx, sql`select id from organizations limit 1`);
     if (existing) return undefined;
     const org = await createOrganization({
       db: tx,
@@ -107,9 +107,15 @@ export async function seedSandbox({
       customerIds.push(id);
       // Distinct timestamps keep the newest-first order stable and readable.
       const createdAt = new Date(Date.now() - (DEMO_CUSTOMERS.length - index) * 1000);
-      await tx
-        .insert(customers)
-        .values({ id, organizationId: org.id, ...customer, createdAt, updatedAt: createdAt });
+      const at = createdAt.toISOString();
+      await run(
+        tx,
+        sql`insert into customers (id, organization_id, first_name, last_name, msisdn, identification_type,
+  identification_number, reference_id, created_at, updated_at)
+  values (${id}, ${org.id}, ${customer.firstName}, ${customer.lastName}, ${customer.msisdn},
+  ${customer.identificationType}, ${customer.identificationNumber}, ${customer.referenceId},
+  ${at}::timestamptz, ${at}::timestamptz)`,
+      );
     }
     await extra?.(tx as unknown as Db, org.id);
     const file: SandboxCredentialsFile = {

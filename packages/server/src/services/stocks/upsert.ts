@@ -1,7 +1,8 @@
 import { createId } from '@partner-api/contract';
-import { asc, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { stocks } from '../../db/schema.ts';
+import { dateOf, rows } from '../../db/query.ts';
+import type { stocks } from '../../db/schema.ts';
 
 export type StockInput = {
   symbol: string;
@@ -11,6 +12,17 @@ export type StockInput = {
   isActive?: boolean;
 };
 export type StockRow = typeof stocks.$inferSelect;
+type Row = Omit<StockRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
+
+/** Every column, in the table's order (the order of the operator's JSON). */
+const stockColumns = sql`id, symbol, name, price::text as price, currency, is_active as "isActive",
+  created_at::text as "createdAt", updated_at::text as "updatedAt"`;
+
+const stockOf = (row: Row): StockRow => ({
+  ...row,
+  createdAt: dateOf(row.createdAt),
+  updatedAt: dateOf(row.updatedAt),
+});
 
 /**
  * Upserts the catalog by symbol (the operator's import, the sandbox seed). `mode: 'keep'` only adds
@@ -24,27 +36,25 @@ export async function upsertStocks(
   if (input.length === 0) return [];
   // One row per symbol: the last one given wins, and a statement never touches a row twice.
   const bySymbol = new Map(input.map((s) => [s.symbol, s]));
-  const values = [...bySymbol.values()].map((s) => ({ id: createId(), ...s, isActive: s.isActive ?? true }));
-  const insert = db.insert(stocks).values(values);
-  const rows =
+  const values = [...bySymbol.values()].map(
+    (s) =>
+      sql`(${createId()}, ${s.symbol}, ${s.name}, ${s.price}::numeric, ${s.currency}, ${s.isActive ?? true})`,
+  );
+  const onConflict =
     mode === 'keep'
-      ? await insert.onConflictDoNothing({ target: stocks.symbol }).returning()
-      : await insert
-          .onConflictDoUpdate({
-            target: stocks.symbol,
-            set: {
-              name: sql`excluded.name`,
-              price: sql`excluded.price`,
-              currency: sql`excluded.currency`,
-              isActive: sql`excluded.is_active`,
-              updatedAt: sql`now()`,
-            },
-          })
-          .returning();
-  return rows.sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+      ? sql`do nothing`
+      : sql`do update set name = excluded.name, price = excluded.price, currency = excluded.currency,
+  is_active = excluded.is_active, updated_at = now()`;
+  const found = await rows<Row>(
+    db,
+    sql`insert into stocks (id, symbol, name, price, currency, is_active) values ${sql.join(values, sql`, `)}
+  on conflict (symbol) ${onConflict} returning ${stockColumns}`,
+  );
+  return found.map(stockOf).sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
 }
 
 /** The listed (active) catalog, by symbol: what USSD shows. */
 export async function listActiveStocks(db: Queryable): Promise<StockRow[]> {
-  return db.select().from(stocks).where(eq(stocks.isActive, true)).orderBy(asc(stocks.symbol));
+  const found = await rows<Row>(db, sql`select ${stockColumns} from stocks where is_active order by symbol`);
+  return found.map(stockOf);
 }
