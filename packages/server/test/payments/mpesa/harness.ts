@@ -18,9 +18,10 @@ import type { PaymentStatus } from '../../../src/services/payments/providers/out
 import { type Received, startCallbackReceiver } from '../callback-receiver.ts';
 import type { ContractScenario, ProviderHarness } from '../provider-contract.ts';
 
-/** The adapter's client timeout in these tests, and the fake's slow answer (well past it). */
-export const REQUEST_TIMEOUT_MS = 400;
-export const SLOW_RESPONSE_MS = 1200;
+/** The adapter's client timeout in these tests (roomy: a loaded CI machine took over 400 ms to answer a
+ * healthy call), and the fake's slow answer (well past it). */
+export const REQUEST_TIMEOUT_MS = 2000;
+export const SLOW_RESPONSE_MS = 5000;
 
 export function testConfig(
   fakeUrl: string,
