@@ -35,4 +35,5 @@ ALTER TABLE "provider_requests" ADD CONSTRAINT "provider_requests_transaction_id
 ALTER TABLE "provider_requests" ADD CONSTRAINT "provider_requests_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "provider_exchanges_transaction_idx" ON "provider_exchanges" USING btree ("transaction_id","at");--> statement-breakpoint
 CREATE UNIQUE INDEX "provider_requests_transaction_key" ON "provider_requests" USING btree ("transaction_id");--> statement-breakpoint
-CREATE INDEX "provider_requests_due_idx" ON "provider_requests" USING btree ("state","next_attempt_at");
+CREATE INDEX "provider_requests_due_idx" ON "provider_requests" USING btree ("state","next_attempt_at");--> statement-breakpoint
+CREATE INDEX "provider_requests_ids_idx" ON "provider_requests" USING gin ("provider_ids" jsonb_path_ops);

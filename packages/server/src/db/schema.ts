@@ -238,6 +238,8 @@ export const providerRequests = pgTable(
   (t) => [
     uniqueIndex('provider_requests_transaction_key').on(t.transactionId),
     index('provider_requests_due_idx').on(t.state, t.nextAttemptAt),
+    // Callbacks find their request by the provider's ids (`provider_ids @> {"key": "value"}`).
+    index('provider_requests_ids_idx').using('gin', sql`${t.providerIds} jsonb_path_ops`),
   ],
 );
 
