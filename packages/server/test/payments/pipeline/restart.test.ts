@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SKIP_REASON, tempDataDir } from '../../support/app.ts';
@@ -6,6 +9,8 @@ import { type ServerProcess, startServer } from '../../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL);
 if (!enabled) console.info(`payment pipeline across SIGKILL: ${POSTGRES_SKIP_REASON}`);
+
+const CLI = fileURLToPath(new URL('../../../../cli/src/partner-api.ts', import.meta.url));
 
 type RequestState = { state: string; status: string; sends: number; queries: number };
 
@@ -21,6 +26,7 @@ describe.skipIf(!enabled)('payment pipeline across SIGKILL and restart', () => {
   const name = `pipeline_${randomBytes(4).toString('hex')}`;
   const dataDir = tempDataDir();
   let server: ServerProcess | undefined;
+  let settledOrder = '';
 
   beforeAll(async () => {
     admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -119,10 +125,37 @@ describe.skipIf(!enabled)('payment pipeline across SIGKILL and restart', () => {
       .poll(async () => (await requestOf(orderId)).status, { timeout: 20_000, interval: 200 })
       .toBe('SUCCESS');
     expect(await requestOf(orderId)).toMatchObject({ state: 'DONE', sends: 1 });
+    settledOrder = orderId;
     const status = await fetch(`${s.baseUrl}/sandbox/api/payment/status/${orderId}`);
     expect(((await status.json()) as { data: { payment: { status: string } } }).data.payment.status).toBe(
       'SUCCESS',
     );
+    await s.stop('SIGKILL');
+  });
+
+  it('the operator CLI shows the record, lists stuck work and reconciles', async () => {
+    const s = await start({ SANDBOX_SETTLE_MS: '300' });
+    const { rows } = await db.query<{ id: string }>('select id from transactions where order_id = $1', [
+      settledOrder,
+    ]);
+    const cli = (...args: string[]) => {
+      const out = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], {
+        cwd: path.dirname(CLI),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, ADMIN_URL: s.adminUrl },
+        encoding: 'utf8',
+      });
+      expect(out.status, out.stderr).toBe(0);
+      return JSON.parse(out.stdout);
+    };
+    const shown = cli('payments', 'show', rows[0]!.id);
+    expect(shown.transaction.status).toBe('SUCCESS');
+    expect(shown.request.state).toBe('DONE');
+    // The killed process sent once and was queried (maybe more than once) by the restarted one.
+    const kinds: string[] = shown.exchanges.map((e: { kind: string }) => e.kind);
+    expect(kinds.filter((k) => k === 'request')).toHaveLength(1);
+    expect(kinds).toContain('query');
+    expect(cli('payments', 'stuck')).toEqual([]);
+    expect(cli('payments', 'reconcile')).toEqual({ reconciling: 0 });
     await s.stop('SIGKILL');
   });
 });
