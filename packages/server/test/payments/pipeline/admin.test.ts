@@ -1,5 +1,4 @@
 import { sql } from 'drizzle-orm';
-import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../src/db/query.ts';
 import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
@@ -8,6 +7,7 @@ import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { createPartner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
+import { adminCaller } from '../support.ts';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -18,13 +18,7 @@ describe.each(STORES)('operator view of the payment pipeline on %s', (store) => 
   });
   afterAll(() => t?.close());
 
-  const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
-    t.admin.inject({
-      method,
-      url,
-      payload: payload as InjectOptions['payload'],
-      headers: { authorization: `Bearer ${t.ctx.secrets.adminToken}` },
-    });
+  const admin = adminCaller(() => t);
 
   it('shows a transaction with its request and every exchange; reconcile re-queries one with the operator', async () => {
     const partner = await createPartner(t);
