@@ -163,6 +163,41 @@ orders
     }),
   );
 
+const payments = program
+  .command('payments')
+  .description('the payment pipeline: provider records, stuck work, reconciliation');
+payments
+  .command('show')
+  .description('a transaction, its provider request and every exchange (request, callback, query, decision)')
+  .argument('<transactionId>')
+  .action(adminAction((call, id: string) => call('GET', `/admin/transactions/${encodeURIComponent(id)}`)));
+payments
+  .command('stuck')
+  .description('requests with the operator, uncertain ones, and any other not done after --older-than')
+  .option('--older-than <seconds>', 'age of a request not done yet to list (default 300)')
+  .option('--limit <n>', 'oldest first, at most this many (default 100)')
+  .action(
+    adminAction(async (call, o: { olderThan?: string; limit?: string }) => {
+      const query = new URLSearchParams();
+      if (o.olderThan) query.set('olderThanSeconds', o.olderThan);
+      if (o.limit) query.set('limit', o.limit);
+      const stuck = await call<{ data: unknown[] }>(
+        'GET',
+        `/admin/payments/stuck${query.size > 0 ? `?${query}` : ''}`,
+      );
+      return stuck.data;
+    }),
+  );
+payments
+  .command('reconcile')
+  .description('query the provider now about one transaction, or every request not done')
+  .argument('[transactionId]')
+  .action(
+    adminAction((call, id: string | undefined) =>
+      call('POST', '/admin/payments/reconcile', id ? { transactionId: id } : {}),
+    ),
+  );
+
 const sandbox = program.command('sandbox').description('sandbox-only operations');
 sandbox
   .command('settle')

@@ -78,6 +78,18 @@ export const configSchema = z.object({
   IDEMPOTENCY_LOCK_SECONDS: positiveInt.default(60),
   USSD_SESSION_TTL_SECONDS: positiveInt.default(180),
   SANDBOX_SETTLE_MS: z.coerce.number().int().min(0).default(3000),
+  /** The payment pipeline (docs/payments.md, Pipeline). */
+  PAYMENT_WORKER_INTERVAL_MS: positiveInt.default(500),
+  /** Delay before this instance's worker first runs (operators: a slow start; tests: a crash window). */
+  PAYMENT_WORKER_START_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  PAYMENT_WORKER_BATCH: positiveInt.max(100, 'must be at most 100').default(10),
+  PAYMENT_LEASE_SECONDS: positiveInt.default(60),
+  PAYMENT_MAX_ATTEMPTS: positiveInt.default(8),
+  PAYMENT_BACKOFF_BASE_MS: positiveInt.default(1000),
+  PAYMENT_BACKOFF_MAX_MS: positiveInt.default(300_000),
+  PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
+  PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
+  PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -3,7 +3,8 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { Metrics } from './plugins/metrics.ts';
-import type { PaymentProvider } from './services/payments/provider.ts';
+import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
+import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
 
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
@@ -15,11 +16,12 @@ export interface AppContext {
   /** Redis key prefix of the rate limiters; instances that share a budget share it. */
   rateLimitPrefix: string;
   /**
-   * The mobile-money provider asked to collect and disburse after a move commits. Unset: nothing is
-   * sent and transactions stay PENDING until a callback arrives (production until a real integration
-   * is plugged in). server.ts sets the sandbox simulator.
+   * Which payment adapter serves a network (pipeline/registry.ts): a move's provider request is
+   * queued for it in the move's transaction.
    */
-  payments?: PaymentProvider;
+  registry: AdapterRegistry;
+  /** This instance's payment worker once started (server.ts): routes nudge it after a commit. */
+  paymentWorker?: PaymentWorker;
   /**
    * Tests only: awaited at named points inside USSD moves (`ussd.session.menu`,
    * `ussd.process.effects`). A throw there is an "unexpected internal failure"; a pending promise

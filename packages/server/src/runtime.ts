@@ -5,6 +5,7 @@ import type { AppContext } from './context.ts';
 import { openDatabase } from './db/client.ts';
 import { loadSecrets } from './lib/secrets.ts';
 import { createMetrics } from './plugins/metrics.ts';
+import { registryFromConfig } from './services/payments/pipeline/registry.ts';
 
 export type RuntimeOptions = {
   /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
@@ -49,6 +50,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     database,
     secrets,
     metrics: createMetrics(),
+    registry: registryFromConfig(config),
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
     async close() {

@@ -4,9 +4,9 @@ import { buildAdminApp } from './admin/app.ts';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
-import { startSandboxSimulator } from './routes/payment-callback.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
+import { startPayments } from './services/payments/pipeline/start.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 
 /** Exit code for a refusal to start (bad configuration, DATA_DIR in use). */
@@ -89,9 +89,9 @@ export async function serve(env: Env = process.env): Promise<void> {
     });
     if (seeded) app.log.info({ file: seeded }, `sandbox seeded; demo credentials written to ${seeded}`);
   }
-  // Sandbox payments settle by themselves (docs/ussd-and-payments.md, Payments); production has no
-  // simulator, and its collections stay PENDING until the provider's signed callback arrives.
-  const simulator = config.APP_ENV === 'sandbox' ? startSandboxSimulator(runtime, app) : undefined;
+  // Every instance runs a payment worker (docs/payments.md, Pipeline): it sends the queued provider
+  // requests and reconciles the pending ones; in the sandbox its adapter is the simulator.
+  const payments = startPayments(runtime, app.log);
   const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
     for (const [table, deleted] of Object.entries(counts)) {
       runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
@@ -111,11 +111,11 @@ export async function serve(env: Env = process.env): Promise<void> {
   installShutdown(
     [app, admin],
     async () => {
+      await payments.stop();
       await runtime.close();
       await releaseLock?.();
     },
     () => {
-      simulator?.stop();
       housekeeping.stop();
     },
   );

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { AppError } from '../lib/errors.ts';
 import { Big, parseDecimal } from '../lib/money.ts';
 import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
+import { listStuck, reconcileNow, showTransaction } from '../services/payments/pipeline/operator.ts';
 import { settleByHand } from '../services/payments/settle-by-hand.ts';
 import { upsertStocks } from '../services/stocks/upsert.ts';
 import { idParams } from './schemas.ts';
@@ -53,6 +55,13 @@ const ordersQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+const stuckQuery = z.strictObject({
+  olderThanSeconds: z.coerce.number().int().min(0).max(31_536_000).default(300),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const reconcileBody = z.strictObject({ transactionId: z.string().min(1).max(64).optional() });
+
 const settleBody = z.strictObject({
   status: z.enum(['SUCCESS', 'FAILED'], { error: 'status must be SUCCESS or FAILED' }),
   reason: z.string().trim().min(1).max(500).optional(),
@@ -67,6 +76,23 @@ export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): vo
   app.get('/admin/orders', { schema: { querystring: ordersQuery } }, async (request) =>
     listOrdersForAdmin(db, request.query as z.output<typeof ordersQuery>),
   );
+  // The payment pipeline (docs/payments.md, Pipeline): a transaction's record, stuck work, reconcile.
+  app.get('/admin/transactions/:id', { schema: { params: idParams } }, async (request) => {
+    const { id } = request.params as { id: string };
+    const shown = await showTransaction(db, id);
+    if (!shown) throw new AppError(404, 'Not found', 'Transaction not found');
+    return shown;
+  });
+  app.get('/admin/payments/stuck', { schema: { querystring: stuckQuery } }, async (request) => {
+    const query = request.query as z.output<typeof stuckQuery>;
+    return { data: await listStuck(db, { ...query, now: new Date() }) };
+  });
+  app.post('/admin/payments/reconcile', { schema: { body: reconcileBody } }, async (request) => {
+    const body = (request.body ?? {}) as z.output<typeof reconcileBody>;
+    const result = await reconcileNow(db, { transactionId: body.transactionId, now: new Date() });
+    ctx.paymentWorker?.nudge();
+    return result;
+  });
   // Production has real money: nothing settles a transaction but the provider's signed callback.
   if (ctx.config.APP_ENV !== 'sandbox') return;
   app.post(

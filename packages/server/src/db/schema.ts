@@ -206,3 +206,61 @@ export const ussdSessions = pgTable(
   },
   (t) => [index('ussd_sessions_customer_idx').on(t.customerId)],
 );
+
+/**
+ * One durable ask to a mobile-money provider per transaction (docs/payments.md, Pipeline): inserted
+ * QUEUED with its transaction, then claimed by a worker. `id` is ours and stable across retries (the
+ * provider's idempotency reference where it takes one).
+ */
+export const providerRequests = pgTable(
+  'provider_requests',
+  {
+    id: text('id').primaryKey(),
+    transactionId: text('transaction_id')
+      .notNull()
+      .references(() => transactions.id),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    adapter: text('adapter').notNull(),
+    operation: text('operation').$type<'COLLECT' | 'DISBURSE'>().notNull(),
+    state: text('state')
+      .$type<'QUEUED' | 'SENDING' | 'AWAITING' | 'UNCERTAIN' | 'OPERATOR' | 'DONE'>()
+      .notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    providerIds: jsonb('provider_ids').$type<Record<string, string>>().notNull().default({}),
+    claimed: jsonb('claimed').$type<Record<string, unknown>>(),
+    lastError: text('last_error'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('provider_requests_transaction_key').on(t.transactionId),
+    index('provider_requests_due_idx').on(t.state, t.nextAttemptAt),
+    // Callbacks find their request by the provider's ids (`provider_ids @> {"key": "value"}`).
+    index('provider_requests_ids_idx').using('gin', sql`${t.providerIds} jsonb_path_ops`),
+  ],
+);
+
+/** Every exchange with a provider about a transaction: request, callback, query, and our decision. */
+export const providerExchanges = pgTable(
+  'provider_exchanges',
+  {
+    id: text('id').primaryKey(),
+    providerRequestId: text('provider_request_id')
+      .notNull()
+      .references(() => providerRequests.id),
+    transactionId: text('transaction_id').notNull(),
+    kind: text('kind').$type<'request' | 'callback' | 'query' | 'decision'>().notNull(),
+    operation: text('operation').notNull(),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    latencyMs: integer('latency_ms'),
+    httpStatus: integer('http_status'),
+    providerIds: jsonb('provider_ids').$type<Record<string, string>>(),
+    requestBody: jsonb('request_body'),
+    responseBody: jsonb('response_body'),
+    note: text('note'),
+  },
+  (t) => [index('provider_exchanges_transaction_idx').on(t.transactionId, t.at)],
+);

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export type RejectionReason =
   | 'rate_limit'
@@ -56,6 +56,43 @@ export function createMetrics() {
       name: 'payment_callbacks_total',
       help: 'Payment callbacks by outcome',
       labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    /** Every call to a provider: operation send|query, outcome the SendResult/QueryResult kind. */
+    providerCalls: new Counter({
+      name: 'payment_provider_calls_total',
+      help: 'Calls to mobile-money providers by adapter, operation and outcome',
+      labelNames: ['adapter', 'operation', 'outcome'] as const,
+      registers: [registry],
+    }),
+    providerLatency: new Histogram({
+      name: 'payment_provider_call_seconds',
+      help: 'Latency of calls to mobile-money providers',
+      labelNames: ['adapter', 'operation'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    /**
+     * Provider callbacks: `received` and `rejected` (bad token, source or body) at the provider's
+     * route; `confirmed`, `contradicted` and `unconfirmed` as the confirming query decides
+     * (pipeline/callbacks.ts).
+     */
+    providerCallbacks: new Counter({
+      name: 'payment_provider_callbacks_total',
+      help: 'Provider callbacks by adapter and outcome: received, rejected, confirmed, contradicted, unconfirmed',
+      labelNames: ['adapter', 'outcome'] as const,
+      registers: [registry],
+    }),
+    oldestPending: new Gauge({
+      name: 'payment_oldest_pending_seconds',
+      help: 'Age of the oldest provider request not yet done, per adapter (0 when none)',
+      labelNames: ['adapter'] as const,
+      registers: [registry],
+    }),
+    breakerState: new Gauge({
+      name: 'payment_breaker_state',
+      help: 'Circuit breaker per adapter: 0 closed, 0.5 half-open, 1 open',
+      labelNames: ['adapter'] as const,
       registers: [registry],
     }),
     rateLimitFallback: new Counter({

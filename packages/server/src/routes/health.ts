@@ -36,7 +36,9 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
       request.log.error({ checks: { database, redis } }, 'health check failed');
       return reply.code(503).send({ error: ErrorLabel.unavailable });
     }
-    return { status: 'ok', store: ctx.database.kind, checks: { database, redis } };
+    // Payments never change the status: an open breaker is a provider's trouble, not this instance's.
+    const payments = ctx.paymentWorker?.health() ?? { worker: 'stopped', breakers: {} };
+    return { status: 'ok', store: ctx.database.kind, checks: { database, redis }, payments };
   });
 
   app.get('/metrics', async (_request, reply) => {

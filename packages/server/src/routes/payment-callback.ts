@@ -1,16 +1,12 @@
 import { CUID_PATTERN, ErrorLabel } from '@partner-api/contract';
 import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { z } from 'zod';
-import type { AppContext } from '../context.ts';
 import { AppError, unauthorized } from '../lib/errors.ts';
 import { applyProviderResult, type ProviderResult } from '../services/payments/apply-callback.ts';
 import {
   CALLBACK_SIGNATURE_HEADER,
-  signCallback,
   verifyCallbackSignature,
 } from '../services/payments/callback-signature.ts';
-import { requestPayments } from '../services/payments/provider.ts';
-import { createSandboxSimulator, type SandboxSimulator } from '../services/payments/simulator.ts';
 import type { RouteDeps } from './deps.ts';
 
 export const CALLBACK_PATH = '/v1/webhooks/callback';
@@ -47,7 +43,7 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
     { schema: { body: providerCallbackSchema }, preValidation: verifySignature },
     async (request) => {
       const input = request.body as ProviderResult;
-      const result = await ctx.database.db.transaction((tx) => applyProviderResult(tx, input));
+      const result = await ctx.database.db.transaction((tx) => applyProviderResult(tx, input, ctx.registry));
       ctx.metrics.paymentCallbacks.inc({ outcome: result.outcome });
       switch (result.outcome) {
         case 'unknown':
@@ -57,43 +53,12 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
           return { message: 'Callback already applied', data: { transactionId: id, status } };
         }
         case 'applied': {
-          requestPayments(ctx.payments, result.disbursements, request.log);
+          // Refunds were queued with the settlement: let the worker send them now.
+          if (result.disbursements.length > 0) ctx.paymentWorker?.nudge();
           const { id, status } = result.transaction;
           return { message: 'Callback applied', data: { transactionId: id, status } };
         }
       }
     },
   );
-}
-
-/**
- * Sandbox: makes the simulator the app's payment provider. It settles through this app's own
- * callback route with a real signature, so every sandbox settlement exercises the verified path.
- * stop() cancels pending settlements (server shutdown, test teardown).
- */
-export function startSandboxSimulator(ctx: AppContext, app: FastifyInstance): SandboxSimulator {
-  const simulator = createSandboxSimulator({
-    settleMs: ctx.config.SANDBOX_SETTLE_MS,
-    log: app.log,
-    deliver: async (rawBody) => {
-      const response = await app.inject({
-        method: 'POST',
-        url: CALLBACK_PATH,
-        headers: {
-          'content-type': 'application/json',
-          [CALLBACK_SIGNATURE_HEADER]: signCallback(ctx.secrets.providerCallbackSecret, rawBody),
-        },
-        payload: rawBody,
-      });
-      return response.statusCode;
-    },
-  });
-  ctx.payments = simulator;
-  return {
-    ...simulator,
-    stop() {
-      simulator.stop();
-      if (ctx.payments === simulator) ctx.payments = undefined;
-    },
-  };
 }

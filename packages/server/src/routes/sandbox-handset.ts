@@ -16,7 +16,6 @@ import { one } from '../db/query.ts';
 import { AppError } from '../lib/errors.ts';
 import { SERVER_FILES } from '../lib/package-paths.ts';
 import { listCustomers } from '../services/customers/list.ts';
-import { requestPayments } from '../services/payments/provider.ts';
 import { getPaymentStatus } from '../services/payments/status.ts';
 import { DEMO_KEY_ID, type SandboxCredentialsFile } from '../services/sandbox/seed.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
@@ -151,8 +150,8 @@ export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx:
         processUssdChoice({ ctx, tx, input: { organizationId, sessionId, choice }, log: request.log }),
       );
       ctx.metrics.ussdMoves.inc({ state: result.state });
-      // As the real route: the provider is asked only once the move committed.
-      requestPayments(ctx.payments, result.payments, request.log);
+      // As the real route: the worker sends the queued requests once the move committed.
+      if (result.payments.length > 0) ctx.paymentWorker?.nudge();
       const orderId = await orderIdOf(
         ctx,
         result.payments.map((p) => p.id),

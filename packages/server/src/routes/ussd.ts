@@ -6,7 +6,6 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
 import { respondInTransaction } from '../plugins/idempotency.ts';
-import { requestPayments, type TransactionRef } from '../services/payments/provider.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 import type { UssdState } from '../services/ussd/types.ts';
@@ -41,7 +40,6 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
-      let payments: TransactionRef[] = [];
       await respondInTransaction(ctx, request, reply, async (tx) => {
         const result = await processUssdChoice({
           ctx,
@@ -49,13 +47,12 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
           input: { organizationId, sessionId, choice },
           log: request.log,
         });
-        payments = result.payments;
         // Counted as the move commits (the reply is sent right after the commit).
         countMove(result.state);
         return result;
       });
-      // Only now is the move committed: ask the provider for its collections and disbursements.
-      requestPayments(ctx.payments, payments, request.log);
+      // Committed with its provider requests: let this instance's worker send them at once.
+      ctx.paymentWorker?.nudge();
       return reply;
     },
   );

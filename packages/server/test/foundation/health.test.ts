@@ -20,6 +20,7 @@ describe.each(STORES)('GET /healthz on %s', (store) => {
       status: 'ok',
       store,
       checks: { database: 'ok', redis: 'not configured' },
+      payments: { worker: 'stopped', breakers: {} },
     });
   });
 

@@ -6,9 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { startSandboxSimulator } from '../../src/routes/payment-callback.ts';
 import { createRuntime } from '../../src/runtime.ts';
-import type { SandboxSimulator } from '../../src/services/payments/simulator.ts';
+import { startPayments } from '../../src/services/payments/pipeline/start.ts';
+import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import { seedSandbox } from '../../src/services/sandbox/seed.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { createPartner } from '../support/partner.ts';
@@ -25,14 +25,14 @@ type Screen = {
 
 describe('the sandbox handset API (/sandbox/api)', () => {
   let t: TestApp;
-  let simulator: SandboxSimulator;
+  let simulator: PaymentWorker;
   beforeAll(async () => {
     t = await buildTestApp('pglite', { SANDBOX_SETTLE_MS: '50' });
     await seedSandbox({ db: t.ctx.database.db, dataDir: t.dataDir, baseUrl: 'http://localhost:8080' });
-    simulator = startSandboxSimulator(t.ctx, t.app);
+    simulator = startPayments(t.ctx, t.app.log);
   });
   afterAll(async () => {
-    simulator?.stop();
+    await simulator?.stop();
     await t?.close();
   });
 

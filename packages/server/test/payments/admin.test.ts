@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createId } from '@partner-api/contract';
 import { eq } from 'drizzle-orm';
-import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAdminApp } from '../../src/admin/app.ts';
 import { stocks } from '../../src/db/schema.ts';
@@ -11,7 +10,7 @@ import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow } from '../ussd/support.ts';
-import { placePendingBuy } from './support.ts';
+import { adminCaller, placePendingBuy } from './support.ts';
 
 const uniqueSymbol = () => `T${randomBytes(4).toString('hex').toUpperCase()}`;
 
@@ -24,13 +23,7 @@ describe.each(STORES)('admin API for stocks, orders and settlement on %s', (stor
   });
   afterAll(() => t.close());
 
-  const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
-    t.admin.inject({
-      method,
-      url,
-      payload: payload as InjectOptions['payload'],
-      headers: { authorization: `Bearer ${t.ctx.secrets.adminToken}` },
-    });
+  const admin = adminCaller(() => t);
 
   it('POST /admin/stocks upserts by symbol', async () => {
     const symbol = uniqueSymbol();

@@ -1,20 +1,9 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { money } from '../../src/lib/money.ts';
 import { signCallback, verifyCallbackSignature } from '../../src/services/payments/callback-signature.ts';
 import { providerForMsisdn } from '../../src/services/payments/mobile-network.ts';
-import type { TransactionRef } from '../../src/services/payments/provider.ts';
-import { requestPayments } from '../../src/services/payments/provider.ts';
-import { createSandboxSimulator, simulatedOutcome } from '../../src/services/payments/simulator.ts';
-
-const silent = { info: () => {}, warn: () => {}, error: vi.fn() };
-const ref = (amount: string, type: TransactionRef['type'] = 'INCOMING'): TransactionRef => ({
-  id: `tx-${amount}`,
-  type,
-  amount,
-  currency: 'KES',
-  msisdn: '254712345678',
-  provider: 'MPESA',
-});
+import type { ProviderRequest } from '../../src/services/payments/pipeline/adapter.ts';
+import { createSandboxAdapter, simulatedOutcome } from '../../src/services/payments/simulator.ts';
 
 describe('sandbox magic amounts', () => {
   it.each([
@@ -75,76 +64,51 @@ describe('callback signature', () => {
   });
 });
 
-describe('sandbox simulator', () => {
-  it('settles after the delay through the delivery, with a signed-ready body; 02 never settles', async () => {
-    const delivered: string[] = [];
-    const simulator = createSandboxSimulator({
-      settleMs: 20,
-      log: silent,
-      deliver: async (raw) => {
-        delivered.push(raw);
-        return 200;
-      },
+describe('sandbox adapter', () => {
+  const request = (amount: string, providerIds: Record<string, string> = {}): ProviderRequest => ({
+    id: `req-${amount}`,
+    transactionId: `tx-${amount}`,
+    operation: 'COLLECT',
+    amount: money(amount, 'KES'),
+    msisdn: '254712345678',
+    providerIds,
+    attempts: 0,
+    createdAt: new Date(),
+  });
+
+  it('accepts at once, then answers pending until the settle time, then the magic outcome', async () => {
+    let now = 1_000_000;
+    const adapter = createSandboxAdapter({ settleMs: 3000, now: () => now });
+    expect(adapter).toMatchObject({ name: 'sandbox', reconcileAfterMs: 3000 });
+    const sent = await adapter.send(request('1000.00'));
+    if (sent.kind !== 'accepted') throw new Error(sent.kind);
+    expect(sent.providerIds).toMatchObject({
+      outcome: 'SUCCESS',
+      settleAt: new Date(now + 3000).toISOString(),
     });
-    await simulator.collect(ref('1000.00'));
-    await simulator.disburse(ref('301.00', 'OUTGOING'));
-    await simulator.collect(ref('1002.00'));
-    expect(simulator.pending()).toBe(2);
-    expect(delivered).toHaveLength(0);
-    await vi.waitFor(() => expect(delivered).toHaveLength(2));
-    const bodies = delivered.map((raw) => JSON.parse(raw)).sort((a, b) => a.status.localeCompare(b.status));
-    expect(bodies[0]).toEqual({
-      transactionId: 'tx-301.00',
+    expect(sent.providerIds.reference).toMatch(/^SIM[0-9A-F]{10}$/);
+    const accepted = request('1000.00', sent.providerIds);
+    expect((await adapter.query(accepted)).kind).toBe('pending');
+    now += 3000;
+    expect(await adapter.query(accepted)).toMatchObject({
+      kind: 'final',
+      status: 'SUCCESS',
+      receipt: sent.providerIds.reference,
+    });
+  });
+
+  it('01 fails with its reason, 02 stays pending, and an unsent request is not found', async () => {
+    const adapter = createSandboxAdapter({ settleMs: 0 });
+    const failed = await adapter.send(request('301.00'));
+    if (failed.kind !== 'accepted') throw new Error(failed.kind);
+    expect(await adapter.query(request('301.00', failed.providerIds))).toMatchObject({
+      kind: 'final',
       status: 'FAILED',
-      providerReference: expect.stringMatching(/^SIM[0-9A-F]{10}$/),
       reason: 'insufficient funds',
     });
-    expect(bodies[1]).toMatchObject({ transactionId: 'tx-1000.00', status: 'SUCCESS' });
-    await vi.waitFor(() => expect(simulator.pending()).toBe(0));
-    simulator.stop();
-  });
-
-  it('repeats a refused delivery (429, 5xx, network error) with the same body', async () => {
-    const answers = [429, 503, 200];
-    const bodies: string[] = [];
-    const simulator = createSandboxSimulator({
-      settleMs: 5,
-      log: silent,
-      deliver: async (raw) => {
-        bodies.push(raw);
-        return answers.shift() ?? 200;
-      },
-    });
-    await simulator.collect(ref('1000.00'));
-    await vi.waitFor(() => expect(bodies).toHaveLength(3), { timeout: 3000 });
-    expect(new Set(bodies).size).toBe(1);
-    await vi.waitFor(() => expect(simulator.pending()).toBe(0));
-    simulator.stop();
-  });
-
-  it('stop() clears pending timers: nothing is delivered afterwards', async () => {
-    const deliver = vi.fn(async () => 200);
-    const simulator = createSandboxSimulator({ settleMs: 30, log: silent, deliver });
-    await simulator.collect(ref('1000.00'));
-    simulator.stop();
-    await simulator.collect(ref('2000.00'));
-    expect(simulator.pending()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(deliver).not.toHaveBeenCalled();
-  });
-
-  it('requestPayments routes collections and disbursements and logs a provider failure', async () => {
-    const provider = {
-      collect: vi.fn(async () => {}),
-      disburse: vi.fn(async () => {
-        throw new Error('provider down');
-      }),
-    };
-    const log = { ...silent, error: vi.fn() };
-    requestPayments(provider, [ref('100.00'), ref('50.00', 'OUTGOING')], log);
-    expect(provider.collect).toHaveBeenCalledTimes(1);
-    expect(provider.disburse).toHaveBeenCalledTimes(1);
-    await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
-    requestPayments(undefined, [ref('100.00')], log);
+    const never = await adapter.send(request('1002.00'));
+    if (never.kind !== 'accepted') throw new Error(never.kind);
+    expect((await adapter.query(request('1002.00', never.providerIds))).kind).toBe('pending');
+    expect((await adapter.query(request('1000.00'))).kind).toBe('not-found');
   });
 });

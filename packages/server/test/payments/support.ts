@@ -1,4 +1,5 @@
 import { createId } from '@partner-api/contract';
+import type { InjectOptions } from 'fastify';
 import { orders, transactions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import type { TestApp } from '../support/app.ts';
@@ -61,3 +62,12 @@ export function sendCallback(t: TestApp, body: CallbackBody | string, signature?
     payload: raw,
   });
 }
+
+/** Calls the test app's admin listener with its admin token. */
+export const adminCaller = (t: () => TestApp) => (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  t().admin.inject({
+    method,
+    url,
+    payload: payload as InjectOptions['payload'],
+    headers: { authorization: `Bearer ${t().ctx.secrets.adminToken}` },
+  });

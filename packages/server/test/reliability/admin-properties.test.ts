@@ -56,6 +56,9 @@ const ROUTES = {
   'stocks.upsert': [200, 400, 401],
   'orders.list': [200, 400, 401],
   'transactions.settle': [200, 400, 401, 404, 409],
+  'transactions.show': [200, 400, 401, 404],
+  'payments.stuck': [200, 400, 401],
+  'payments.reconcile': [200, 400, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
 
@@ -71,6 +74,9 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['stocks.upsert', 'POST', '/admin/stocks'],
   ['orders.list', 'GET', '/admin/orders'],
   ['transactions.settle', 'POST', '/admin/transactions/{transaction}/settle'],
+  ['transactions.show', 'GET', '/admin/transactions/{transaction}'],
+  ['payments.stuck', 'GET', '/admin/payments/stuck'],
+  ['payments.reconcile', 'POST', '/admin/payments/reconcile'],
 ];
 
 /** Every table an admin route writes or reads; counts and a digest of the rows. */

@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createRuntime } from '../../src/runtime.ts';
+import { createSandboxAdapter } from '../../src/services/payments/simulator.ts';
 import { installContractCheck } from './contract-check.ts';
 import { tempDataDir } from './process.ts';
 
@@ -47,6 +48,15 @@ export async function buildTestApp(
     storePath: 'memory://',
     rateLimitPrefix: options.rateLimitPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
   });
+  // Test apps share one PostgreSQL: each gets its own sandbox adapter name, so a payment worker
+  // started by one suite never claims another suite's provider requests.
+  if (config.APP_ENV === 'sandbox') {
+    const sandbox = createSandboxAdapter({
+      settleMs: config.SANDBOX_SETTLE_MS,
+      name: `sandbox-${Math.random().toString(36).slice(2, 10)}`,
+    });
+    ctx.registry = () => sandbox;
+  }
   const app = await buildApp(ctx, { logger: false });
   // Every response of a documented operation is checked against the OpenAPI document (issue 7).
   const contract = installContractCheck(app);

@@ -2,8 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdings } from '../../src/db/schema.ts';
 import { money, parseDecimal, plain, unitsFor } from '../../src/lib/money.ts';
-import { startSandboxSimulator } from '../../src/routes/payment-callback.ts';
-import type { SandboxSimulator } from '../../src/services/payments/simulator.ts';
+import { startPayments } from '../../src/services/payments/pipeline/start.ts';
+import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
@@ -23,15 +23,15 @@ type Status = {
 
 describe.each(STORES)('buying through USSD, paid by the sandbox simulator, on %s', (store) => {
   let t: TestApp;
-  let simulator: SandboxSimulator;
+  let simulator: PaymentWorker;
   beforeAll(async () => {
     // Long enough to observe PENDING right after the submission, short enough to keep tests quick.
     t = await buildTestApp(store, { SANDBOX_SETTLE_MS: '1000' });
     await ensureCatalog(t);
-    simulator = startSandboxSimulator(t.ctx, t.app);
+    simulator = startPayments(t.ctx, t.app.log);
   });
   afterAll(async () => {
-    simulator.stop();
+    await simulator.stop();
     await t.close();
   });
 

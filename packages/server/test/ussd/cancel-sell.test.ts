@@ -2,8 +2,8 @@ import { createId } from '@partner-api/contract';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
-import { startSandboxSimulator } from '../../src/routes/payment-callback.ts';
-import type { SandboxSimulator } from '../../src/services/payments/simulator.ts';
+import { startPayments } from '../../src/services/payments/pipeline/start.ts';
+import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
@@ -19,15 +19,15 @@ import {
 
 describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
   let t: TestApp;
-  let simulator: SandboxSimulator;
+  let simulator: PaymentWorker;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {
     t = await buildTestApp(store, { SANDBOX_SETTLE_MS: '50' });
     stockIds = await ensureCatalog(t);
-    simulator = startSandboxSimulator(t.ctx, t.app);
+    simulator = startPayments(t.ctx, t.app.log);
   });
   afterAll(async () => {
-    simulator.stop();
+    await simulator.stop();
     await t.close();
   });
 

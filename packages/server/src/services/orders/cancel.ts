@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { run } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
 import { refund } from './refund.ts';
@@ -17,6 +18,7 @@ export class OrderNotCancellableError extends Error {}
 export async function cancelOrder(
   tx: Tx,
   input: { organizationId: string; customerId: string; orderId: string },
+  registry: AdapterRegistry,
 ): Promise<{ payments: TransactionRef[] }> {
   const order = await lockOrder(tx, input.orderId);
   if (!order || order.organizationId !== input.organizationId || order.customerId !== input.customerId) {
@@ -34,5 +36,5 @@ export async function cancelOrder(
     );
     return { payments: [] };
   }
-  return { payments: [await refund(tx, order, money(order.amount, order.currency))] };
+  return { payments: [await refund(tx, order, money(order.amount, order.currency), registry)] };
 }

@@ -4,6 +4,7 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { parseDecimal, plain } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
@@ -24,6 +25,7 @@ export async function createBuyOrder(
     /** Whole amount in the stock's currency, e.g. '1000'. */
     amount: string;
   },
+  registry: AdapterRegistry,
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
@@ -41,6 +43,7 @@ export async function createBuyOrder(
   if (!order) throw new Error(`buy order: stock ${input.stockId} is not listed`);
   const payment = await createTransaction({
     tx,
+    registry,
     input: {
       organizationId: input.organizationId,
       orderId,

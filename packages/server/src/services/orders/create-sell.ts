@@ -4,6 +4,7 @@ import type { Tx } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { PlacedOrder } from './create-buy.ts';
 
 /**
@@ -22,6 +23,7 @@ export async function createSellOrder(
     /** Whole units, e.g. '3'. */
     quantity: string;
   },
+  registry: AdapterRegistry,
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('sell order: the customer has no number to pay out to');
@@ -52,6 +54,7 @@ export async function createSellOrder(
   );
   const disbursement = await createTransaction({
     tx,
+    registry,
     input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },
   });
   return { orderId, payments: [disbursement] };

@@ -3,11 +3,17 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import type { Money } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /** A PENDING refund disbursement (OUTGOING) of `amount`, to the number that paid the order. */
-export async function refund(tx: Tx, order: OrderRow, amount: Money): Promise<TransactionRef> {
+export async function refund(
+  tx: Tx,
+  order: OrderRow,
+  amount: Money,
+  registry: AdapterRegistry,
+): Promise<TransactionRef> {
   const collection = await one<{ msisdn: string }>(
     tx,
     sql`select msisdn from transactions where order_id = ${order.id} and type = 'INCOMING' limit 1`,
@@ -23,6 +29,7 @@ export async function refund(tx: Tx, order: OrderRow, amount: Money): Promise<Tr
   if (!msisdn) throw new Error(`order ${order.id}: no number to refund to`);
   return createTransaction({
     tx,
+    registry,
     input: {
       organizationId: order.organizationId,
       orderId: order.id,

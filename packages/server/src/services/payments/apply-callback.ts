@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { one } from '../../db/query.ts';
+import { one, run } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
 import { executePaidBuy } from '../orders/execute-buy.ts';
 import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
 import { refund } from '../orders/refund.ts';
+import type { AdapterRegistry } from './pipeline/adapter.ts';
 import type { TransactionRef } from './provider.ts';
 import {
   type SelectedTransaction,
@@ -15,7 +16,7 @@ import {
 
 export type ProviderResult = {
   transactionId: string;
-  status: 'SUCCESS' | 'FAILED';
+  status: 'SUCCESS' | 'FAILED' | 'CANCELLED';
   providerReference: string;
   reason?: string;
 };
@@ -32,7 +33,11 @@ export type CallbackOutcome =
  * EXECUTED; a failed one makes it FAILED; money collected for an order cancelled meanwhile is refunded.
  * Disbursements to request after commit are returned.
  */
-export async function applyProviderResult(tx: Tx, input: ProviderResult): Promise<CallbackOutcome> {
+export async function applyProviderResult(
+  tx: Tx,
+  input: ProviderResult,
+  registry: AdapterRegistry,
+): Promise<CallbackOutcome> {
   const peek = await one<{ orderId: string }>(
     tx,
     sql`select order_id as "orderId" from transactions where id = ${input.transactionId}`,
@@ -47,24 +52,27 @@ export async function applyProviderResult(tx: Tx, input: ProviderResult): Promis
   const current = toTransactionRow(locked);
 
   if (current.status !== 'PENDING') {
-    if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input);
+    if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input, registry);
     return { outcome: 'duplicate', transaction: current };
   }
   const settled = await settle(tx, current.id, {
     status: input.status,
     providerReference: input.providerReference,
-    failureReason: input.status === 'FAILED' ? (input.reason ?? 'failed at provider') : null,
+    failureReason:
+      input.status === 'SUCCESS'
+        ? null
+        : (input.reason ?? (input.status === 'FAILED' ? 'failed at provider' : 'cancelled at provider')),
   });
   const disbursements: TransactionRef[] = [];
   if (settled.type === 'INCOMING') {
-    if (input.status === 'FAILED') {
+    if (input.status !== 'SUCCESS') {
       if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, order.id, 'FAILED');
     } else if (order.status === 'PENDING_PAYMENT') {
       await setOrderStatus(tx, order.id, 'PAID');
       await executePaidBuy(tx, order);
     } else {
       // Paid for an order that can no longer use the money (cancelled, failed): give it back.
-      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency)));
+      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency), registry));
     }
   }
   // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
@@ -87,6 +95,7 @@ async function refundLateCollection(
   order: OrderRow,
   current: TransactionRow,
   input: ProviderResult,
+  registry: AdapterRegistry,
 ): Promise<CallbackOutcome> {
   // The status stays CANCELLED (final); settledAt marks the collection as received, so a repeat
   // of this callback is a duplicate and refunds nothing twice.
@@ -98,7 +107,7 @@ async function refundLateCollection(
   return {
     outcome: 'applied',
     transaction: settled,
-    disbursements: [await refund(tx, order, money(current.amount, current.currency))],
+    disbursements: [await refund(tx, order, money(current.amount, current.currency), registry)],
   };
 }
 
@@ -115,5 +124,11 @@ async function settle(
   where t.id = ${id} returning ${TRANSACTION_COLUMNS}`,
   );
   if (!row) throw new Error(`transaction ${id} vanished while locked`);
+  // Settled, by whichever path (pipeline, signed callback, operator): its provider request is done.
+  await run(
+    tx,
+    sql`update provider_requests set state = 'DONE', locked_until = null, updated_at = ${now}::timestamptz
+  where transaction_id = ${id} and state <> 'DONE'`,
+  );
   return toTransactionRow(row);
 }

@@ -1,18 +1,26 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { one } from '../../db/query.ts';
+import { one, run } from '../../db/query.ts';
 import { amountString, type Money } from '../../lib/money.ts';
 import { providerForMsisdn } from './mobile-network.ts';
+import type { AdapterRegistry } from './pipeline/adapter.ts';
 import type { TransactionRef } from './provider.ts';
+
+/** A move reached a network no adapter serves: the confirm screen should have refused it. */
+export class NoPaymentAdapterError extends Error {
+  override readonly name = 'NoPaymentAdapterError';
+}
 
 /**
  * A PENDING collection (INCOMING) or disbursement (OUTGOING) of an order, on the customer's
- * network. Returns what the provider is asked for once the caller's transaction commits.
+ * network, and its provider request (QUEUED) in the same database transaction: the request is
+ * durable exactly when the order is (docs/payments.md, Pipeline). A worker sends it after commit.
  */
 export async function createTransaction({
   tx,
   input,
+  registry,
 }: {
   tx: Queryable;
   input: {
@@ -22,14 +30,24 @@ export async function createTransaction({
     amount: Money;
     msisdn: string;
   };
+  registry: AdapterRegistry;
 }): Promise<TransactionRef> {
+  const network = providerForMsisdn(input.msisdn);
+  const adapter = registry(network);
+  if (!adapter) throw new NoPaymentAdapterError(`no payment adapter serves ${network}`);
   const row = await one<TransactionRef>(
     tx,
     sql`insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
   values (${createId()}, ${input.organizationId}, ${input.orderId}, ${input.type}, ${amountString(input.amount)}::numeric,
-  ${input.amount.currency}, 'PENDING', ${providerForMsisdn(input.msisdn)}, ${input.msisdn})
+  ${input.amount.currency}, 'PENDING', ${network}, ${input.msisdn})
   returning id, type, amount::text as amount, currency, msisdn, provider`,
   );
   if (!row) throw new Error('transaction insert returned no row');
+  await run(
+    tx,
+    sql`insert into provider_requests (id, transaction_id, organization_id, adapter, operation, state)
+  values (${createId()}, ${row.id}, ${input.organizationId}, ${adapter.name},
+  ${input.type === 'INCOMING' ? 'COLLECT' : 'DISBURSE'}, 'QUEUED')`,
+  );
   return row;
 }

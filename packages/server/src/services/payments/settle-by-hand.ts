@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { AppError } from '../../lib/errors.ts';
 import { applyProviderResult } from './apply-callback.ts';
-import { type Log, requestPayments } from './provider.ts';
+import type { Log } from './provider.ts';
 
 /**
  * Sandbox operators settle a transaction by hand (admin API): the same apply-once path as a
@@ -18,12 +18,16 @@ export async function settleByHand({
   log: Log;
 }) {
   const result = await ctx.database.db.transaction((tx) =>
-    applyProviderResult(tx, {
-      transactionId: input.transactionId,
-      status: input.status,
-      providerReference: `MANUAL-${randomBytes(5).toString('hex').toUpperCase()}`,
-      reason: input.status === 'FAILED' ? (input.reason ?? 'failed by the operator') : undefined,
-    }),
+    applyProviderResult(
+      tx,
+      {
+        transactionId: input.transactionId,
+        status: input.status,
+        providerReference: `MANUAL-${randomBytes(5).toString('hex').toUpperCase()}`,
+        reason: input.status === 'FAILED' ? (input.reason ?? 'failed by the operator') : undefined,
+      },
+      ctx.registry,
+    ),
   );
   switch (result.outcome) {
     case 'unknown':
@@ -31,7 +35,9 @@ export async function settleByHand({
     case 'duplicate':
       throw new AppError(409, 'Conflict', `Transaction is already settled (${result.transaction.status})`);
     case 'applied':
-      requestPayments(ctx.payments, result.disbursements, log);
+      // Refunds are queued with the settlement; the worker sends them.
+      if (result.disbursements.length > 0) ctx.paymentWorker?.nudge();
+      log.info({ transactionId: input.transactionId, status: input.status }, 'settled by hand');
       return result.transaction;
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { type Money, money, wholePart } from '../../lib/money.ts';
-import type { Log, PaymentProvider, TransactionRef } from './provider.ts';
+import { amountString, type Money, wholePart } from '../../lib/money.ts';
+import type { PaymentAdapter, ProviderRequest, QueryResult } from './pipeline/adapter.ts';
+import type { ExchangeRecord } from './providers/outcome.ts';
 
 export type SimulatedOutcome =
   | { status: 'SUCCESS' }
@@ -19,78 +20,67 @@ export function simulatedOutcome(amount: Money): SimulatedOutcome {
   return { status: 'SUCCESS' };
 }
 
-/** Sends one callback body (already serialised) to the callback endpoint; resolves to the HTTP status. */
-export type CallbackDelivery = (rawBody: string) => Promise<number>;
-
-export type SandboxSimulator = PaymentProvider & {
-  /** Cancels every settlement not yet sent; later requests are ignored. */
-  stop(): void;
-  /** Settlements scheduled and not yet delivered (tests wait on it). */
-  pending(): number;
-};
-
-/** Retries after a refused delivery (429, 5xx, network): a real provider repeats its callbacks too. */
-const MAX_ATTEMPTS = 4;
-const retryable = (status: number) => status === 429 || status >= 500;
-
 /**
- * The sandbox's mobile-money provider: `settleMs` after a request it reports the outcome through the
- * same signed callback a real provider would send, so the verified callback path is what settles
- * every sandbox payment. A refused delivery is repeated (same body) with a doubling delay. Timers are
- * unref'd and cleared by stop() (server shutdown, test teardown).
+ * The sandbox's mobile-money provider as a pipeline adapter. `send` accepts at once and writes the
+ * magic-amount outcome and its settle time into the request's provider ids, which the pipeline
+ * stores; `query` answers from them: final once `settleMs` has passed, else pending. Everything it
+ * knows is in the database, so a pending settlement survives a restart: no timer lives in memory.
  */
-export function createSandboxSimulator(options: {
+export function createSandboxAdapter(options: {
   settleMs: number;
-  deliver: CallbackDelivery;
-  log: Log;
-}): SandboxSimulator {
-  const timers = new Set<NodeJS.Timeout>();
-  const inFlight = new Set<Promise<unknown>>();
-  let stopped = false;
-
-  const attempt = (transactionId: string, body: string, n: number, delayMs: number) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (stopped) return;
-      const again = (why: object) => {
-        if (n < MAX_ATTEMPTS) return attempt(transactionId, body, n + 1, Math.max(delayMs, 100) * 2);
-        options.log.error({ transactionId, ...why }, 'simulated callback undelivered; left PENDING');
-      };
-      const delivery = options
-        .deliver(body)
-        .then((status) => {
-          if (retryable(status)) again({ status });
-          else if (status !== 200) options.log.warn({ transactionId, status }, 'simulated callback refused');
-        })
-        .catch((err: unknown) => again({ err }))
-        .finally(() => inFlight.delete(delivery));
-      inFlight.add(delivery);
-    }, delayMs);
-    timer.unref();
-    timers.add(timer);
-  };
-
-  const schedule = async (ref: TransactionRef) => {
-    if (stopped) return;
-    const outcome = simulatedOutcome(money(ref.amount, ref.currency));
-    if (outcome.status === 'PENDING') return;
-    const body = JSON.stringify({
-      transactionId: ref.id,
-      status: outcome.status,
-      providerReference: `SIM${randomBytes(5).toString('hex').toUpperCase()}`,
-      ...(outcome.status === 'FAILED' ? { reason: outcome.reason } : {}),
-    });
-    attempt(ref.id, body, 1, options.settleMs);
-  };
+  /** 'sandbox' unless a test isolates its own requests on a shared database. */
+  name?: string;
+  now?: () => number;
+}): PaymentAdapter {
+  const name = options.name ?? 'sandbox';
+  const now = options.now ?? Date.now;
+  const exchange = (operation: string, requestBody: unknown, responseBody: unknown): ExchangeRecord => ({
+    provider: name,
+    operation,
+    method: 'POST',
+    path: `sandbox:${operation}`,
+    requestBody,
+    status: 200,
+    responseBody,
+    startedAt: new Date(now()),
+    latencyMs: 0,
+    error: null,
+  });
+  const describe = (request: ProviderRequest) => ({
+    id: request.id,
+    operation: request.operation,
+    amount: amountString(request.amount),
+    currency: request.amount.currency,
+    msisdn: request.msisdn,
+  });
 
   return {
-    collect: schedule,
-    disburse: schedule,
-    stop() {
-      stopped = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+    name,
+    reconcileAfterMs: options.settleMs,
+    async send(request) {
+      const outcome = simulatedOutcome(request.amount);
+      const providerIds: Record<string, string> = {
+        reference: `SIM${randomBytes(5).toString('hex').toUpperCase()}`,
+        outcome: outcome.status,
+        settleAt: new Date(now() + options.settleMs).toISOString(),
+        ...(outcome.status === 'FAILED' ? { reason: outcome.reason } : {}),
+      };
+      return { kind: 'accepted', providerIds, exchanges: [exchange('send', describe(request), providerIds)] };
     },
-    pending: () => timers.size + inFlight.size,
+    async query(request): Promise<QueryResult> {
+      const { outcome, settleAt, reference, reason } = request.providerIds;
+      const exchanges = (answer: unknown) => [exchange('query', { id: request.id }, answer)];
+      if (!outcome || !settleAt) return { kind: 'not-found', exchanges: exchanges({ found: false }) };
+      if (outcome === 'PENDING' || now() < Date.parse(settleAt))
+        return { kind: 'pending', exchanges: exchanges({ status: 'PENDING' }) };
+      const status = outcome === 'FAILED' ? 'FAILED' : 'SUCCESS';
+      return {
+        kind: 'final',
+        status,
+        receipt: reference,
+        ...(status === 'FAILED' ? { reason: reason ?? 'failed at provider' } : {}),
+        exchanges: exchanges({ status, reference }),
+      };
+    },
   };
 }

@@ -2,13 +2,14 @@ import type { Tx } from '../../db/client.ts';
 import { cancelOrder } from '../orders/cancel.ts';
 import { createBuyOrder } from '../orders/create-buy.ts';
 import { createSellOrder } from '../orders/create-sell.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import type { UssdEffect } from './types.ts';
 
 export type EffectsResult = {
   /** The order created by a buy or sell submission (its id goes on the submitted screen). */
   orderId?: string;
-  /** Transactions to hand to the payment provider once the move commits. */
+  /** Transactions created by the move (their provider requests are queued with them). */
   payments: TransactionRef[];
 };
 
@@ -16,24 +17,34 @@ export type EffectsResult = {
 type Owner = { organizationId: string; customerId: string; msisdn: string | null };
 
 /** Runs the machine's effects in the move's transaction; any failure rolls the whole move back. */
-export async function applyEffects(tx: Tx, owner: Owner, effects: UssdEffect[]): Promise<EffectsResult> {
+export async function applyEffects(
+  tx: Tx,
+  owner: Owner,
+  effects: UssdEffect[],
+  registry: AdapterRegistry,
+): Promise<EffectsResult> {
   const result: EffectsResult = { payments: [] };
   for (const effect of effects) {
-    const done = await applyEffect(tx, owner, effect);
+    const done = await applyEffect(tx, owner, effect, registry);
     if (done.orderId) result.orderId = done.orderId;
     result.payments.push(...done.payments);
   }
   return result;
 }
 
-async function applyEffect(tx: Tx, owner: Owner, effect: UssdEffect): Promise<EffectsResult> {
+async function applyEffect(
+  tx: Tx,
+  owner: Owner,
+  effect: UssdEffect,
+  registry: AdapterRegistry,
+): Promise<EffectsResult> {
   switch (effect.type) {
     case 'CREATE_BUY_ORDER':
-      return createBuyOrder(tx, { ...owner, stockId: effect.stockId, amount: effect.amount });
+      return createBuyOrder(tx, { ...owner, stockId: effect.stockId, amount: effect.amount }, registry);
     case 'CREATE_SELL_ORDER':
-      return createSellOrder(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity });
+      return createSellOrder(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity }, registry);
     case 'CANCEL_ORDER':
-      return cancelOrder(tx, { ...owner, orderId: effect.orderId });
+      return cancelOrder(tx, { ...owner, orderId: effect.orderId }, registry);
   }
   const unknown: never = effect;
   throw new Error(`Unknown USSD effect: ${JSON.stringify(unknown)}`);

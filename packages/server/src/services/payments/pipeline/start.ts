@@ -1,0 +1,31 @@
+import type { AppContext } from '../../../context.ts';
+import type { Log } from '../provider.ts';
+import type { PipelineDeps } from './types.ts';
+import { type PaymentWorker, startPaymentWorker } from './worker.ts';
+
+/** The pipeline's dependencies from the process context. */
+export function pipelineDeps(ctx: AppContext, log: Log): Omit<PipelineDeps, 'breakers'> {
+  return {
+    db: ctx.database.db,
+    log,
+    metrics: ctx.metrics,
+    registry: ctx.registry,
+    clock: () => new Date(),
+    settings: ctx.config,
+  };
+}
+
+/** Starts this instance's payment worker and makes it the one routes nudge; stop() detaches it. */
+export function startPayments(ctx: AppContext, log: Log): PaymentWorker {
+  const worker = startPaymentWorker(pipelineDeps(ctx, log), {
+    startDelayMs: ctx.config.PAYMENT_WORKER_START_DELAY_MS,
+  });
+  ctx.paymentWorker = worker;
+  return {
+    ...worker,
+    async stop() {
+      if (ctx.paymentWorker === worker) ctx.paymentWorker = undefined;
+      await worker.stop();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { createId } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
+import type { Queryable } from '../../../db/client.ts';
+import { dateOf, one, rows, run } from '../../../db/query.ts';
+import { money } from '../../../lib/money.ts';
+import type { ExchangeRecord } from '../providers/outcome.ts';
+import type { ProviderRequest } from './adapter.ts';
+
+export type RequestState = 'QUEUED' | 'SENDING' | 'AWAITING' | 'UNCERTAIN' | 'OPERATOR' | 'DONE';
+
+/** A provider request with what the adapter needs from its transaction. */
+export type LoadedRequest = ProviderRequest & {
+  adapter: string;
+  organizationId: string;
+  state: RequestState;
+  lockedUntil: string | null;
+  transactionStatus: 'PENDING' | 'SUCCESS' | 'FAILED' | 'CANCELLED';
+  claimed: Record<string, unknown> | null;
+};
+
+type Selected = Omit<LoadedRequest, 'amount' | 'createdAt'> & {
+  amount: string;
+  currency: string;
+  createdAt: string;
+};
+
+const SELECT = sql`select r.id, r.transaction_id as "transactionId", r.organization_id as "organizationId",
+  r.adapter, r.operation, r.state, r.attempts, r.provider_ids as "providerIds", r.claimed,
+  r.locked_until::text as "lockedUntil", r.created_at::text as "createdAt",
+  t.amount::text as amount, t.currency, t.msisdn, t.status as "transactionStatus"
+  from provider_requests r join transactions t on t.id = r.transaction_id`;
+
+const toLoaded = ({ amount, currency, createdAt, ...rest }: Selected): LoadedRequest => ({
+  ...rest,
+  amount: money(amount, currency),
+  createdAt: dateOf(createdAt),
+});
+
+export async function loadRequest(
+  q: Queryable,
+  id: string,
+  lock = false,
+): Promise<LoadedRequest | undefined> {
+  const row = await one<Selected>(
+    q,
+    lock ? sql`${SELECT} where r.id = ${id} for update of r` : sql`${SELECT} where r.id = ${id}`,
+  );
+  return row && toLoaded(row);
+}
+
+/**
+ * Claims up to `limit` due requests of one adapter for this worker: each row is taken by one claimer
+ * only (`for update skip locked`), marked SENDING with a lease until `leaseUntil`, and returned with
+ * the state it had. `awaiting`: the reconciliation sweep's rows (AWAITING and due); else the worker's
+ * (QUEUED or UNCERTAIN and due, or SENDING whose lease ran out: a process died mid-call).
+ */
+export async function claimDue(
+  q: Queryable,
+  input: { adapter: string; limit: number; now: string; leaseUntil: string; awaiting: boolean },
+): Promise<Array<{ id: string; previousState: RequestState }>> {
+  const due = input.awaiting
+    ? sql`q.state = 'AWAITING' and q.next_attempt_at <= ${input.now}::timestamptz`
+    : sql`((q.state in ('QUEUED', 'UNCERTAIN') and q.next_attempt_at <= ${input.now}::timestamptz)
+    or (q.state = 'SENDING' and q.locked_until <= ${input.now}::timestamptz))`;
+  return rows<{ id: string; previousState: RequestState }>(
+    q,
+    sql`update provider_requests r set state = 'SENDING', locked_until = ${input.leaseUntil}::timestamptz,
+  updated_at = ${input.now}::timestamptz
+  from (select q.id, q.state from provider_requests q where q.adapter = ${input.adapter} and ${due}
+    order by q.next_attempt_at limit ${input.limit} for update skip locked) due
+  where r.id = due.id returning r.id, due.state as "previousState"`,
+  );
+}
+
+export type StateChange = {
+  state: RequestState;
+  nextAttemptAt?: Date;
+  attempts?: number;
+  providerIds?: Record<string, string>;
+  lastError?: string | null;
+};
+
+export async function setState(q: Queryable, id: string, change: StateChange, now: Date): Promise<void> {
+  await run(
+    q,
+    sql`update provider_requests set state = ${change.state}, locked_until = null,
+  next_attempt_at = coalesce(${change.nextAttemptAt?.toISOString() ?? null}::timestamptz, next_attempt_at),
+  attempts = coalesce(${change.attempts ?? null}::int, attempts),
+  provider_ids = coalesce(${change.providerIds ? JSON.stringify(change.providerIds) : null}::jsonb, provider_ids),
+  last_error = ${change.lastError === undefined ? sql`last_error` : change.lastError},
+  updated_at = ${now.toISOString()}::timestamptz
+  where id = ${id}`,
+  );
+}
+
+const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+
+/** Records the HTTP exchanges of one call (`kind` request, query or callback). */
+export async function recordExchanges(
+  q: Queryable,
+  request: { id: string; transactionId: string; providerIds: Record<string, string> },
+  kind: 'request' | 'query' | 'callback',
+  exchanges: ExchangeRecord[],
+): Promise<void> {
+  for (const e of exchanges) {
+    await run(
+      q,
+      sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at,
+  latency_ms, http_status, provider_ids, request_body, response_body, note)
+  values (${createId()}, ${request.id}, ${request.transactionId}, ${kind}, ${e.operation},
+  ${e.startedAt.toISOString()}::timestamptz, ${Math.round(e.latencyMs)}, ${e.status},
+  ${json(request.providerIds)}::jsonb, ${json(e.requestBody)}::jsonb, ${json(e.responseBody)}::jsonb, ${e.error})`,
+    );
+  }
+}
+
+/** Records what the pipeline decided and why (kind 'decision'). */
+export async function recordDecision(
+  q: Queryable,
+  request: { id: string; transactionId: string },
+  operation: string,
+  note: string,
+  at: Date,
+): Promise<void> {
+  await run(
+    q,
+    sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at, note)
+  values (${createId()}, ${request.id}, ${request.transactionId}, 'decision', ${operation},
+  ${at.toISOString()}::timestamptz, ${note})`,
+  );
+}

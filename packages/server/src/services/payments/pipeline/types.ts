@@ -1,0 +1,45 @@
+import type { Config } from '../../../config.ts';
+import type { Db } from '../../../db/client.ts';
+import type { Metrics } from '../../../plugins/metrics.ts';
+import type { Log } from '../provider.ts';
+import type { AdapterRegistry } from './adapter.ts';
+
+/** The pipeline's settings (README, Configuration; docs/payments.md, Pipeline). */
+export type PipelineSettings = Pick<
+  Config,
+  | 'PAYMENT_WORKER_INTERVAL_MS'
+  | 'PAYMENT_WORKER_BATCH'
+  | 'PAYMENT_LEASE_SECONDS'
+  | 'PAYMENT_MAX_ATTEMPTS'
+  | 'PAYMENT_BACKOFF_BASE_MS'
+  | 'PAYMENT_BACKOFF_MAX_MS'
+  | 'PAYMENT_MAX_PENDING_SECONDS'
+  | 'PAYMENT_BREAKER_THRESHOLD'
+  | 'PAYMENT_BREAKER_COOLDOWN_MS'
+>;
+
+/** What the pipeline needs: the store, a logger, the metrics, the adapters, the time. */
+export type PipelineDeps = {
+  db: Db;
+  log: Log;
+  metrics: Metrics;
+  registry: AdapterRegistry;
+  clock: () => Date;
+  settings: PipelineSettings;
+  /** Per-adapter circuit breakers of this process (worker.ts); absent: every adapter is called. */
+  breakers?: import('./breaker.ts').Breakers;
+  /** Uniform in [0, 1): the backoff's jitter (tests pass a fixed one). */
+  random?: () => number;
+};
+
+export const NETWORKS = ['MPESA', 'AIRTEL_MONEY', 'MTN_MOMO'] as const;
+
+/** Every adapter the registry serves, once each (a registry is a function of the network). */
+export function adaptersOf(registry: AdapterRegistry) {
+  const byName = new Map<string, NonNullable<ReturnType<AdapterRegistry>>>();
+  for (const network of NETWORKS) {
+    const adapter = registry(network);
+    if (adapter) byName.set(adapter.name, adapter);
+  }
+  return byName;
+}

@@ -1,0 +1,290 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../../../db/client.ts';
+import { one } from '../../../db/query.ts';
+import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
+import { type BreakerState, createBreakers } from './breaker.ts';
+import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
+import {
+  claimDue,
+  type LoadedRequest,
+  loadRequest,
+  recordDecision,
+  recordExchanges,
+  setState,
+} from './store.ts';
+import { adaptersOf, type PipelineDeps } from './types.ts';
+
+/** Serialises the reconciliation sweep's claims across instances (pg_try_advisory_xact_lock). */
+const SWEEP_LOCK_ID = 7_246_115;
+
+const LEARNED = new Set(['accepted', 'rejected', 'final', 'pending', 'not-found']);
+
+/** Calls the adapter: metrics by adapter/operation/outcome, latency, and the breaker's count. */
+async function call<R extends SendResult | QueryResult>(
+  deps: PipelineDeps,
+  adapter: PaymentAdapter,
+  operation: 'send' | 'query',
+  run: () => Promise<R>,
+): Promise<R> {
+  const started = performance.now();
+  let result: R;
+  try {
+    result = await run();
+  } catch (err) {
+    // An adapter must not throw; if it does, nothing is known: treat it as ambiguous / unknown.
+    deps.log.error({ err, adapter: adapter.name, operation }, 'payment adapter threw');
+    const reason = `adapter error: ${err instanceof Error ? err.message : String(err)}`;
+    result = (operation === 'send'
+      ? { kind: 'ambiguous', reason, exchanges: [] }
+      : { kind: 'unknown', reason, exchanges: [] }) as unknown as R;
+  }
+  deps.metrics.providerCalls.inc({ adapter: adapter.name, operation, outcome: result.kind });
+  deps.metrics.providerLatency.observe(
+    { adapter: adapter.name, operation },
+    (performance.now() - started) / 1000,
+  );
+  if (LEARNED.has(result.kind)) deps.breakers?.success(adapter.name);
+  else deps.breakers?.failure(adapter.name);
+  return result;
+}
+
+export const callQuery = (deps: PipelineDeps, adapter: PaymentAdapter, request: LoadedRequest) =>
+  call(deps, adapter, 'query', () => adapter.query(request));
+
+type Calls = Array<{ kind: 'request' | 'query'; exchanges: SendResult['exchanges'] }>;
+type Decide = (tx: Tx, current: LoadedRequest, now: Date) => Promise<Decided>;
+
+/**
+ * Records one call's exchanges and the decision in one transaction, if this worker still holds the
+ * request's lease (`lease`: the locked_until it set). A request settled meanwhile (a confirmed
+ * callback, the operator) keeps its state; the exchanges are recorded all the same.
+ */
+async function record(
+  deps: PipelineDeps,
+  request: LoadedRequest,
+  lease: string,
+  calls: Calls,
+  operation: string,
+  decide: Decide,
+): Promise<boolean> {
+  const now = deps.clock();
+  const decided = await deps.db.transaction(async (tx) => {
+    const current = await loadRequest(tx, request.id, true);
+    if (!current) return undefined;
+    for (const c of calls) await recordExchanges(tx, current, c.kind, c.exchanges);
+    const held =
+      current.state === 'SENDING' &&
+      current.lockedUntil !== null &&
+      Date.parse(current.lockedUntil) === Date.parse(lease);
+    if (!held) {
+      await recordDecision(tx, current, operation, `lease lost (now ${current.state}); no change`, now);
+      return undefined;
+    }
+    const d = await decide(tx, current, now);
+    await recordDecision(tx, current, operation, d.note, now);
+    return d;
+  });
+  if (decided)
+    deps.log.info(
+      { requestId: request.id, transactionId: request.transactionId, decision: decided.note },
+      'payment request decided',
+    );
+  return decided?.nudge ?? false;
+}
+
+/** One claimed request: send it, or (it may have gone out) query first. True: run again soon. */
+async function processClaimed(
+  deps: PipelineDeps,
+  adapter: PaymentAdapter,
+  claim: { id: string; previousState: string },
+  lease: string,
+): Promise<boolean> {
+  const request = await loadRequest(deps.db, claim.id);
+  if (!request) return false;
+  const calls: Calls = [];
+  if (claim.previousState !== 'QUEUED') {
+    // UNCERTAIN, AWAITING, or SENDING whose holder died: the request may have reached the provider.
+    const answer = await callQuery(deps, adapter, request);
+    calls.push({ kind: 'query', exchanges: answer.exchanges });
+    if (answer.kind !== 'not-found') {
+      return record(deps, request, lease, calls, 'query', (tx, current, now) =>
+        decideOnQuery(tx, deps, current, answer, now, adapter.reconcileAfterMs),
+      );
+    }
+    // The provider never received it: sending again, with the same id, is safe.
+  } else if (request.transactionStatus !== 'PENDING') {
+    // Settled or cancelled before anything was sent (a cancelled buy, a hand settlement): never send.
+    return record(deps, request, lease, calls, 'send', async (tx, current, now) => {
+      await setState(tx, current.id, { state: 'DONE' }, now);
+      return { note: `not sent: the transaction is already ${current.transactionStatus}`, nudge: false };
+    });
+  }
+  const sent = await call(deps, adapter, 'send', () => adapter.send(request));
+  calls.push({ kind: 'request', exchanges: sent.exchanges });
+  return record(deps, request, lease, calls, 'send', (tx, current, now) =>
+    decideOnSend(tx, deps, current, sent, now, adapter.reconcileAfterMs),
+  );
+}
+
+/**
+ * One pass of this instance: for each adapter whose breaker allows it, claim due requests (and, if
+ * this instance wins the sweep lock, due AWAITING ones), commit, then call the adapter outside any
+ * transaction and record each outcome. Returns true when there may be more due work at once.
+ */
+export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
+  const { PAYMENT_WORKER_BATCH: batch, PAYMENT_LEASE_SECONDS: leaseSeconds } = deps.settings;
+  const now = deps.clock();
+  const lease = new Date(now.getTime() + leaseSeconds * 1000).toISOString();
+  const claims: Array<{ adapter: PaymentAdapter; id: string; previousState: string }> = [];
+  for (const adapter of adaptersOf(deps.registry).values()) {
+    const allowed = deps.breakers ? deps.breakers.allowance(adapter.name, batch) : batch;
+    if (allowed === 0) continue;
+    const mine = await claimDue(deps.db, {
+      adapter: adapter.name,
+      limit: allowed,
+      now: now.toISOString(),
+      leaseUntil: lease,
+      awaiting: false,
+    });
+    const room = allowed - mine.length;
+    const swept =
+      room > 0
+        ? await deps.db.transaction(async (tx) => {
+            const lock = await one<{ ok: boolean }>(
+              tx,
+              sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_ID}) as ok`,
+            );
+            if (!lock?.ok) return [];
+            return claimDue(tx, {
+              adapter: adapter.name,
+              limit: room,
+              now: now.toISOString(),
+              leaseUntil: lease,
+              awaiting: true,
+            });
+          })
+        : [];
+    for (const c of [...mine, ...swept]) claims.push({ adapter, ...c });
+  }
+  const results = await Promise.all(
+    claims.map((c) =>
+      processClaimed(deps, c.adapter, c, lease).catch((err: unknown) => {
+        // The lease runs out and another pass takes the request over (querying first).
+        deps.log.error({ err, requestId: c.id }, 'payment request processing failed; left to its lease');
+        return false;
+      }),
+    ),
+  );
+  return results.some(Boolean) || claims.length >= batch;
+}
+
+/** The oldest not-done request's age per adapter, for the gauge (0 when none). */
+export async function updatePendingGauge(deps: PipelineDeps): Promise<void> {
+  const now = deps.clock().getTime();
+  for (const name of adaptersOf(deps.registry).keys()) {
+    const row = await one<{ oldest: string | null }>(
+      deps.db,
+      sql`select min(created_at)::text as oldest from provider_requests
+  where adapter = ${name} and state in ('QUEUED', 'SENDING', 'AWAITING', 'UNCERTAIN')`,
+    );
+    const age = row?.oldest ? Math.max(0, (now - Date.parse(row.oldest)) / 1000) : 0;
+    deps.metrics.oldestPending.set({ adapter: name }, age);
+  }
+}
+
+const BREAKER_GAUGE: Record<BreakerState, number> = { closed: 0, 'half-open': 0.5, open: 1 };
+
+export type PaymentWorker = {
+  /** Run a pass now (a route after committing a move); a pass already running runs once more. */
+  nudge(): void;
+  /** Stops the timer and waits for the pass in flight. */
+  stop(): Promise<void>;
+  /** For /healthz: whether it runs and each adapter's breaker. */
+  health(): { worker: 'running' | 'stopped'; breakers: Record<string, BreakerState> };
+  /** Resolves after the next complete pass (tests, the operator's reconcile). */
+  settled(): Promise<void>;
+};
+
+const GAUGE_EVERY_MS = 5000;
+
+/**
+ * The payment worker of this instance (every instance runs one): a pass every
+ * PAYMENT_WORKER_INTERVAL_MS after PAYMENT_WORKER_START_DELAY_MS, one pass at a time, nothing
+ * kept in memory but the breakers: every request lives in provider_requests.
+ */
+export function startPaymentWorker(
+  base: Omit<PipelineDeps, 'breakers'>,
+  options: { startDelayMs?: number } = {},
+): PaymentWorker {
+  const breakers = createBreakers({
+    threshold: base.settings.PAYMENT_BREAKER_THRESHOLD,
+    cooldownMs: base.settings.PAYMENT_BREAKER_COOLDOWN_MS,
+    onChange: (adapter, state) => {
+      base.metrics.breakerState.set({ adapter }, BREAKER_GAUGE[state]);
+      base.log.warn({ adapter, breaker: state }, `payment adapter circuit ${state}`);
+    },
+  });
+  const deps: PipelineDeps = { ...base, breakers };
+  for (const name of adaptersOf(deps.registry).keys()) deps.metrics.breakerState.set({ adapter: name }, 0);
+  let started = false;
+  let stopped = false;
+  let again = false;
+  let current: Promise<void> | undefined;
+  let lastGauge = 0;
+  let waiters: Array<() => void> = [];
+
+  const pass = async () => {
+    do {
+      again = false;
+      try {
+        if (await runPipelineOnce(deps)) again = true;
+        if (Date.now() - lastGauge >= GAUGE_EVERY_MS) {
+          lastGauge = Date.now();
+          await updatePendingGauge(deps);
+        }
+      } catch (err) {
+        deps.log.error({ err }, 'payment worker pass failed');
+      }
+      const done = waiters;
+      waiters = [];
+      for (const w of done) w();
+    } while (again && !stopped);
+  };
+  const tick = () => {
+    if (stopped || !started) return;
+    if (current) {
+      again = true;
+      return;
+    }
+    current = pass().finally(() => {
+      current = undefined;
+    });
+  };
+  let interval: NodeJS.Timeout | undefined;
+  const start = setTimeout(() => {
+    started = true;
+    interval = setInterval(tick, deps.settings.PAYMENT_WORKER_INTERVAL_MS);
+    interval.unref();
+    tick();
+  }, options.startDelayMs ?? 0);
+  start.unref();
+
+  return {
+    nudge: tick,
+    async stop() {
+      stopped = true;
+      clearTimeout(start);
+      if (interval) clearInterval(interval);
+      await current;
+      for (const w of waiters) w();
+      waiters = [];
+    },
+    health: () => ({ worker: stopped ? 'stopped' : 'running', breakers: breakers.all() }),
+    settled: () =>
+      new Promise<void>((resolve) => {
+        if (stopped) return resolve();
+        waiters.push(resolve);
+        tick();
+      }),
+  };
+}
