@@ -1,0 +1,48 @@
+import type { Money } from '../../../lib/money.ts';
+import type { ExchangeRecord } from '../providers/outcome.ts';
+
+/** One durable ask to a provider (a row of provider_requests). */
+export type ProviderRequest = {
+  /** Ours and stable across retries: the provider's idempotency id where it takes one (B2C OriginatorConversationID). */
+  id: string;
+  transactionId: string;
+  operation: 'COLLECT' | 'DISBURSE';
+  amount: Money;
+  msisdn: string;
+  /** What the provider answered when it accepted (e.g. checkoutRequestId, merchantRequestId, conversationId). */
+  providerIds: Record<string, string>;
+  attempts: number;
+  createdAt: Date;
+};
+
+export type FinalStatus = 'SUCCESS' | 'FAILED' | 'CANCELLED';
+
+export type SendResult =
+  | { kind: 'accepted'; providerIds: Record<string, string>; exchanges: ExchangeRecord[] }
+  /** A definite refusal: nothing moved. */
+  | { kind: 'rejected'; reason: string; exchanges: ExchangeRecord[] }
+  /** It may have moved (timeout, reset, 5xx after sending): query before anything else. */
+  | { kind: 'ambiguous'; reason: string; exchanges: ExchangeRecord[] }
+  /** Nothing left our side (no token): safe to send again. */
+  | { kind: 'not-sent'; reason: string; exchanges: ExchangeRecord[] };
+
+export type QueryResult =
+  | { kind: 'final'; status: FinalStatus; reason?: string; receipt?: string; exchanges: ExchangeRecord[] }
+  | { kind: 'pending'; exchanges: ExchangeRecord[] }
+  /** The provider has no such request: it was never received, so sending is safe. */
+  | { kind: 'not-found'; exchanges: ExchangeRecord[] }
+  /** Could not ask, or the answer cannot be read, or it comes later by callback (B2C Transaction Status). */
+  | { kind: 'unknown'; reason: string; exchanges: ExchangeRecord[] };
+
+/** A provider as the pipeline drives it: it only asks and queries; the pipeline decides. */
+export interface PaymentAdapter {
+  /** 'sandbox' | 'mpesa' | later 'mtn' | 'airtel': metrics label and exchange records. */
+  readonly name: string;
+  /** How long after acceptance the reconciliation sweep waits before it queries. */
+  readonly reconcileAfterMs: number;
+  send(request: ProviderRequest): Promise<SendResult>;
+  query(request: ProviderRequest): Promise<QueryResult>;
+}
+
+/** Which adapter serves a network; undefined: payments from that network are not available. */
+export type AdapterRegistry = (network: 'MPESA' | 'AIRTEL_MONEY' | 'MTN_MOMO') => PaymentAdapter | undefined;
