@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { Metrics } from './plugins/metrics.ts';
+import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentProvider } from './services/payments/provider.ts';
 
 /** Everything a request may need, built once per process (or per test app). */
@@ -20,6 +21,8 @@ export interface AppContext {
    * is plugged in). server.ts sets the sandbox simulator.
    */
   payments?: PaymentProvider;
+  /** Which provider adapter serves a network (services/payments/registry.ts); none: not available. */
+  adapters: AdapterRegistry;
   /**
    * Tests only: awaited at named points inside USSD moves (`ussd.session.menu`,
    * `ussd.process.effects`). A throw there is an "unexpected internal failure"; a pending promise

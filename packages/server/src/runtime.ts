@@ -5,6 +5,7 @@ import type { AppContext } from './context.ts';
 import { openDatabase } from './db/client.ts';
 import { loadSecrets } from './lib/secrets.ts';
 import { createMetrics } from './plugins/metrics.ts';
+import { createAdapterRegistry, LEGACY_SANDBOX_SIMULATOR } from './services/payments/registry.ts';
 
 export type RuntimeOptions = {
   /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
@@ -51,6 +52,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     metrics: createMetrics(),
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
+    // SEAM (issue 15): the pipeline's sandbox adapter replaces the stand-in when it is merged.
+    adapters: createAdapterRegistry({ config, sandbox: LEGACY_SANDBOX_SIMULATOR }),
     async close() {
       redis?.disconnect();
       await database.close();
