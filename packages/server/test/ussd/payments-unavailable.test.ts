@@ -1,11 +1,11 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { holdings, orders, transactions } from '../../src/db/schema.ts';
+import { orders, transactions } from '../../src/db/schema.ts';
 import { createAdapterRegistry } from '../../src/services/payments/registry.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner } from '../support/partner.ts';
-import { ensureCatalog, insertCustomer, type UssdData, ussdClient } from './support.ts';
+import { ensureCatalog, insertCustomer, insertHolding, type UssdData, ussdClient } from './support.ts';
 
 /**
  * Production with no provider for the customer's network (docs/payments.md): the confirm screen
@@ -37,12 +37,7 @@ describe.each(STORES)('USSD when no provider serves the network, on %s', (store)
   ])('buy and sell confirm screens refuse for %s; nothing is created', async (_, msisdn, network) => {
     const partner = await createPartner(t);
     const customerId = await insertCustomer(t, partner, { msisdn });
-    await t.ctx.database.db.insert(holdings).values({
-      organizationId: partner.organizationId,
-      customerId,
-      stockId: stockIds.sell,
-      units: '10.5000',
-    });
+    await insertHolding(t, partner, customerId, stockIds.sell, '10.5000');
     const client = ussdClient(t, partner);
     const notAvailable = `Payments from ${network} are not available yet.`;
 
