@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { Metrics } from './plugins/metrics.ts';
+import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentProvider } from './services/payments/provider.ts';
 
@@ -23,6 +24,12 @@ export interface AppContext {
   payments?: PaymentProvider;
   /** Which provider adapter serves a network (services/payments/registry.ts); none: not available. */
   adapters: AdapterRegistry;
+  /**
+   * The payment pipeline's callback entry points, deps bound (services/payments/callback-pipeline.ts).
+   * The provider callback routes are registered only when it is set. SEAM (issue 15): the pipeline
+   * sets it when it is merged.
+   */
+  callbackPipeline?: CallbackPipeline;
   /**
    * Tests only: awaited at named points inside USSD moves (`ussd.session.menu`,
    * `ussd.process.effects`). A throw there is an "unexpected internal failure"; a pending promise
