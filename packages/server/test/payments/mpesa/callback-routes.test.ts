@@ -41,7 +41,10 @@ function standInPipeline(adapter: () => PaymentAdapter) {
   const pipeline: CallbackPipeline = {
     async findRequestByProviderId(adapterName, key, value) {
       expect(adapterName).toBe('mpesa');
-      const found = [...requests.values()].find((r) => r.providerIds[key] === value);
+      // B2C: OriginatorConversationID is our request id, so it matches even before any id was saved.
+      const found = [...requests.values()].find(
+        (r) => r.providerIds[key] === value || (key === 'originatorConversationId' && r.id === value),
+      );
       return found && { id: found.id, transactionId: found.transactionId };
     },
     async handleCallback({ requestId, claimed, exchange }) {
@@ -122,17 +125,18 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
     standIn.calls.unmatched.length = 0;
   });
 
+  const newRequest = (operation: 'COLLECT' | 'DISBURSE', amount: string): ProviderRequest => ({
+    id: randomUUID(),
+    transactionId: `cm${randomBytes(12).toString('hex').slice(0, 23)}`,
+    operation,
+    amount: money(amount, 'KES'),
+    msisdn: '254708374149',
+    providerIds: {},
+    attempts: 0,
+    createdAt: new Date(),
+  });
   async function send(operation: 'COLLECT' | 'DISBURSE', amount: string) {
-    const request: ProviderRequest = {
-      id: randomUUID(),
-      transactionId: `cm${randomBytes(12).toString('hex').slice(0, 23)}`,
-      operation,
-      amount: money(amount, 'KES'),
-      msisdn: '254708374149',
-      providerIds: {},
-      attempts: 0,
-      createdAt: new Date(),
-    };
+    const request = newRequest(operation, amount);
     const sent = await daraja.send(request);
     if (sent.kind !== 'accepted') throw new Error(`${sent.kind}: ${sent.reason}`);
     const stored = { ...request, providerIds: sent.providerIds };
@@ -140,11 +144,20 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
     return stored;
   }
   const callbacksSoFar = () => fake.callbacks.length;
+  /** Waits until `count` callbacks of `kind` sent after index `from` have been answered by our route. */
+  async function answered(kind: string, from: number, count = 1) {
+    const deadline = Date.now() + 5000;
+    const done = () => fake.callbacks.slice(from).filter((c) => c.kind === kind && c.status !== null);
+    while (done().length < count) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} ${kind} callback(s)`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
 
   it('an STK callback is matched, confirmed by the query and applied; Daraja gets the ack', async () => {
     const before = callbacksSoFar();
     const r = await send('COLLECT', '100.00');
-    await fake.waitForCallbacks(before + 1);
+    await answered('stk', before);
     expect(fake.callbacks.at(-1)).toMatchObject({ kind: 'stk', status: 200 });
     expect(standIn.calls.handled).toEqual([
       [r.id, { status: 'SUCCESS', receipt: expect.stringMatching(/^[A-Z0-9]{10}$/) }, 'applied'],
@@ -154,7 +167,7 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
   it('a callback sent twice is applied once', async () => {
     const before = callbacksSoFar();
     const r = await send('COLLECT', '6002.00');
-    await fake.waitForCallbacks(before + 2);
+    await answered('stk', before, 2);
     expect(standIn.calls.handled.map(([id, , v]) => [id, v])).toEqual([
       [r.id, 'applied'],
       [r.id, 'already-final'],
@@ -164,7 +177,7 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
   it('a forged callback (the query says otherwise) is contradicted: nothing applied', async () => {
     const before = callbacksSoFar();
     const r = await send('COLLECT', '6004.00');
-    await fake.waitForCallbacks(before + 1);
+    await answered('stk', before);
     expect(standIn.calls.handled).toEqual([
       [r.id, { status: 'SUCCESS', receipt: expect.any(String) }, 'contradicted'],
     ]);
@@ -173,7 +186,7 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
   it('a cancelled prompt: claimed CANCELLED, confirmed', async () => {
     const before = callbacksSoFar();
     await send('COLLECT', '1032.00');
-    await fake.waitForCallbacks(before + 1);
+    await answered('stk', before);
     expect(standIn.calls.handled[0]?.[1]).toMatchObject({
       status: 'CANCELLED',
       reason: expect.stringMatching(/^M-Pesa 1032/),
@@ -185,7 +198,7 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
     const before = callbacksSoFar();
     const r = await send('DISBURSE', '500.00');
     // The Result, then the Transaction Status answer the stand-in's query asked for.
-    await fake.waitForCallbacks(before + 2);
+    await answered('status-result', before);
     expect(standIn.calls.handled).toEqual([
       [r.id, { status: 'SUCCESS', receipt: expect.any(String) }, 'unconfirmed'],
     ]);
@@ -197,11 +210,41 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
     ]);
   });
 
+  describe('the process dies after Daraja accepted, before the answer was saved', () => {
+    it('a payout: the retry with the same id is refused as a duplicate (paid once), the Result still matches', async () => {
+      const before = callbacksSoFar();
+      const paidBefore = fake.processed('b2c-payment');
+      const request = newRequest('DISBURSE', '700.00');
+      // Saved before sending (the pipeline's commit), then the answer is lost with the process.
+      standIn.requests.set(request.id, request);
+      expect((await daraja.send(request)).kind).toBe('accepted');
+      const retried = await daraja.send({ ...request, attempts: 1 });
+      expect(retried).toMatchObject({
+        kind: 'accepted',
+        providerIds: { originatorConversationId: request.id },
+      });
+      expect(fake.processed('b2c-payment')).toBe(paidBefore + 1);
+      await answered('b2c-result', before);
+      expect(standIn.calls.handled[0]?.[0]).toBe(request.id);
+    });
+
+    it('a collection: Daraja takes no id of ours, so the callback matches nothing; it is recorded, not applied', async () => {
+      const before = callbacksSoFar();
+      const request = newRequest('COLLECT', '100.00');
+      standIn.requests.set(request.id, request);
+      expect((await daraja.send(request)).kind).toBe('accepted');
+      await answered('stk', before);
+      expect(standIn.calls.handled).toEqual([]);
+      expect(standIn.calls.unmatched).toEqual([expect.stringMatching(/^unmatched checkoutRequestId ws_CO_/)]);
+      // Its query cannot be made either: the pipeline must not prompt again (docs/payments.md).
+      expect(await daraja.query(request)).toMatchObject({ kind: 'unknown' });
+    });
+  });
+
   it('a B2C QueueTimeOut is handed over as PENDING (not an outcome)', async () => {
     const before = callbacksSoFar();
     const r = await send('DISBURSE', '6006.00');
-    await fake.waitForCallbacks(before + 1);
-    expect(fake.callbacks.at(before)?.kind).toBe('b2c-timeout');
+    await answered('b2c-timeout', before);
     expect(standIn.calls.handled[0]?.slice(0, 2)).toEqual([
       r.id,
       { status: 'PENDING', reason: expect.any(String) },
