@@ -23,7 +23,7 @@ export interface AppContext {
    */
   payments?: PaymentProvider;
   /** Which provider adapter serves a network (services/payments/registry.ts); none: not available. */
-  adapters: AdapterRegistry;
+  registry: AdapterRegistry;
   /**
    * The payment pipeline's callback entry points, deps bound (services/payments/callback-pipeline.ts).
    * The provider callback routes are registered only when it is set. SEAM (issue 15): the pipeline

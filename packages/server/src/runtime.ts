@@ -53,7 +53,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
     // SEAM (issue 15): the pipeline's sandbox adapter replaces the stand-in when it is merged.
-    adapters: createAdapterRegistry({ config, sandbox: LEGACY_SANDBOX_SIMULATOR }),
+    registry: createAdapterRegistry({ config, sandbox: LEGACY_SANDBOX_SIMULATOR }),
     async close() {
       redis?.disconnect();
       await database.close();

@@ -18,7 +18,7 @@ describe.each(STORES)('USSD when no provider serves the network, on %s', (store)
     t = await buildTestApp(store);
     stockIds = await ensureCatalog(t);
     // The production registry without any M-Pesa configuration: no network has a provider.
-    t.ctx.adapters = createAdapterRegistry({ config: { APP_ENV: 'production' } });
+    t.ctx.registry = createAdapterRegistry({ config: { APP_ENV: 'production' } });
   });
   afterAll(() => t.close());
 
