@@ -214,4 +214,48 @@ sandbox
     ),
   );
 
+const fakeProvider = program
+  .command('fake-provider')
+  .description('run a local fake of a mobile-money provider, to rehearse go-live (docs/payments.md)');
+fakeProvider
+  .command('mpesa')
+  .description('a fake Safaricom Daraja: OAuth, STK Push and Query, B2C, Transaction Status, callbacks')
+  .option('--port <port>', 'port to listen on (0: any free port)', '9001')
+  .option('--host <address>', 'address to listen on', '127.0.0.1')
+  .option('--callback-delay-ms <ms>', 'from an accepted request to its outcome and callback', '2000')
+  .action(async (o: { port: string; host: string; callbackDelayMs: string }) => {
+    const { SANDBOX_PASSKEY, SANDBOX_SHORTCODE, startFakeDaraja } = await import('@partner-api/server');
+    const port = Number(o.port);
+    const delay = Number(o.callbackDelayMs);
+    if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(delay) || delay < 0) {
+      process.stderr.write('partner-api: --port must be 0-65535 and --callback-delay-ms a whole number\n');
+      process.exitCode = 2;
+      return;
+    }
+    const fake = await startFakeDaraja({ port, host: o.host, callbackDelayMs: delay });
+    // What the server must be given to talk to this fake (its defaults; see docs/payments.md).
+    const settings = {
+      MPESA_BASE_URL: fake.url,
+      MPESA_CONSUMER_KEY: 'fake-consumer-key',
+      MPESA_CONSUMER_SECRET: 'fake-consumer-secret',
+      MPESA_SHORTCODE: SANDBOX_SHORTCODE,
+      MPESA_PASSKEY: SANDBOX_PASSKEY,
+      MPESA_B2C_SHORTCODE: '600000',
+      MPESA_INITIATOR_NAME: 'testapi',
+      MPESA_SECURITY_CREDENTIAL: 'fake-security-credential',
+    };
+    if (program.opts().json) printResult({ url: fake.url, settings }, true);
+    else {
+      process.stdout.write(`fake Daraja listening on ${fake.url}\n`);
+      process.stdout.write(`control: GET ${fake.url}/__fake/state, POST ${fake.url}/__fake/queue\n`);
+      process.stdout.write('server settings for this fake:\n');
+      for (const [name, value] of Object.entries(settings)) process.stdout.write(`${name}=${value}\n`);
+    }
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await fake.close();
+  });
+
 await program.parseAsync(process.argv);

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
 import { accessLogger } from './lib/logger.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
@@ -11,6 +11,7 @@ import { installRateLimits } from './plugins/rate-limit.ts';
 import { installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { darajaCallbackRoutes } from './routes/daraja-callbacks.ts';
 import { registerDocs } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
@@ -20,6 +21,7 @@ import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
+import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
 
 export type BuildOptions = { logger?: boolean };
 
@@ -61,6 +63,15 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await v1.register(tokenRoute, deps);
       await v1.register(webhookKeyRoute, deps);
       await v1.register(paymentCallbackRoute, deps);
+      // Daraja's callbacks, when M-Pesa is configured: the pipeline confirms each by query.
+      if (ctx.config.mpesa) {
+        ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
+        await v1.register(darajaCallbackRoutes, {
+          ctx,
+          settings: ctx.config.mpesa,
+          pipeline: ctx.callbackPipeline,
+        });
+      }
       await v1.register(async (authenticated) => {
         authenticated.addHook('preValidation', createAuthenticator(ctx, codec));
         await authenticated.register(oauthRoutes, deps);
@@ -78,6 +89,17 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   return app;
 }
 
+/** The path without its query string, and with a path token replaced (routes/daraja-callbacks.ts). */
+function loggedPath(request: FastifyRequest): string | undefined {
+  const redact = request.routeOptions.config?.redactParams;
+  const route = request.routeOptions.url;
+  if (!redact || !route) return request.url.split('?', 1)[0];
+  const params = request.params as Record<string, string>;
+  return route.replace(/:(\w+)/g, (_, name: string) =>
+    redact.includes(name) ? '[REDACTED]' : (params[name] ?? ''),
+  );
+}
+
 /**
  * Per response: the metrics, and the one access log line (with the request id, like every line). The
  * path is logged without its query string: a customer search carries names and phone numbers.
@@ -92,7 +114,7 @@ function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
       {
         reqId: request.id,
         method: request.method,
-        path: request.url.split('?', 1)[0],
+        path: loggedPath(request),
         statusCode: reply.statusCode,
         responseTime: reply.elapsedTime,
         // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).

@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
+import type { MpesaConfig } from './services/payments/providers/mpesa/config.ts';
 
 const rateLimitSpec = z
   .string()
@@ -40,6 +41,22 @@ const PROXY_ADDR_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** A URL of one of the given schemes (z.url alone takes `localhost:5432/db` as scheme `localhost:`). */
 const urlOf = (protocol: RegExp, schemes: string) => z.url({ protocol, error: `must be a ${schemes} URL` });
+
+/** A comma list of addresses or CIDR ranges (the callback allowlists). */
+const ipList = z.string().transform((value, ctx): string[] => {
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = entries.find((e) => !isIpOrCidr(e));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `'${bad}' is not an address or CIDR range` });
+    return z.NEVER;
+  }
+  return entries;
+});
+
+const nonBlank = z.string().trim().min(1, 'must not be blank');
 
 /** The webhook key is parsed here, so a bad one stops the start with one line, not a stack trace. */
 const ed25519PrivateKey = z.string().refine(
@@ -90,11 +107,67 @@ export const configSchema = z.object({
   PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
   PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
   PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
+  // M-Pesa (Daraja): all of MPESA_REQUIRED or none (docs/payments.md, Configuration).
+  MPESA_CONSUMER_KEY: nonBlank.optional(),
+  MPESA_CONSUMER_SECRET: nonBlank.optional(),
+  MPESA_SHORTCODE: z
+    .string()
+    .regex(/^\d{5,7}$/, 'must be a 5 to 7 digit shortcode')
+    .optional(),
+  MPESA_PASSKEY: nonBlank.optional(),
+  MPESA_B2C_SHORTCODE: z
+    .string()
+    .regex(/^\d{5,7}$/, 'must be a 5 to 7 digit shortcode')
+    .optional(),
+  MPESA_INITIATOR_NAME: nonBlank.optional(),
+  MPESA_SECURITY_CREDENTIAL: nonBlank.optional(),
+  /** Unset: Safaricom's production base in production, its sandbox base in sandbox. */
+  MPESA_BASE_URL: urlOf(/^https?$/, 'http:// or https://').optional(),
+  /** The path token of the callback routes: unguessable, and safe in a URL path without escaping. */
+  MPESA_CALLBACK_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{32,128}$/, 'must be 32 to 128 characters of A-Z, a-z, 0-9, _ and -')
+    .optional(),
+  MPESA_CALLBACK_ALLOWED_IPS: ipList.optional(),
+  /** How long after Daraja accepted a request the reconciliation sweep waits before it queries. */
+  MPESA_RECONCILE_AFTER_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(120),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type RawConfig = z.output<typeof configSchema>;
-export type Config = RawConfig & { PUBLIC_BASE_URL: string };
+
+/** The M-Pesa settings once complete: the adapter's config plus what the routes and registry need. */
+export type MpesaSettings = MpesaConfig & {
+  /** Empty: no source-IP check (the path token and the confirming query are the defences). */
+  callbackAllowedIps: string[];
+  reconcileAfterMs: number;
+};
+
+export type Config = RawConfig & {
+  PUBLIC_BASE_URL: string;
+  /** Set when every MPESA_REQUIRED variable is; unset: M-Pesa is not configured. */
+  mpesa?: MpesaSettings;
+};
+
+/** M-Pesa is configured by all of these or by none of them. */
+export const MPESA_REQUIRED = [
+  'MPESA_CONSUMER_KEY',
+  'MPESA_CONSUMER_SECRET',
+  'MPESA_SHORTCODE',
+  'MPESA_PASSKEY',
+  'MPESA_B2C_SHORTCODE',
+  'MPESA_INITIATOR_NAME',
+  'MPESA_SECURITY_CREDENTIAL',
+  'MPESA_CALLBACK_TOKEN',
+] as const;
+
+export const DARAJA_BASE_URLS = {
+  production: 'https://api.safaricom.co.ke',
+  sandbox: 'https://sandbox.safaricom.co.ke',
+} as const;
+
+/** Where our Daraja callback routes live; the path avoids the word "mpesa" (docs/payments.md). */
+export const DARAJA_CALLBACK_PATH = '/v1/payments/callbacks/daraja';
 
 /** Secrets production must be given; sandbox generates and keeps them in DATA_DIR. */
 const PRODUCTION_SECRETS = [
@@ -127,9 +200,41 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       if (cleaned[name] === undefined) problems.set(name, 'required when APP_ENV=production');
     }
   }
+  // All or none, in either environment: a partial M-Pesa configuration is a mistake, never a choice.
+  const givenMpesa = MPESA_REQUIRED.filter((name) => cleaned[name] !== undefined);
+  if (givenMpesa.length > 0) {
+    for (const name of MPESA_REQUIRED) {
+      if (cleaned[name] === undefined)
+        problems.set(name, `required with the other M-Pesa settings (${givenMpesa.join(', ')} set)`);
+    }
+  }
   if (problems.size > 0 || !parsed.success) {
     throw new ConfigError([...problems].map(([name, message]) => `${name}: ${message}`));
   }
   const config = parsed.data;
-  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  return {
+    ...config,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    ...(givenMpesa.length > 0 ? { mpesa: mpesaSettings(config, publicBaseUrl) } : {}),
+  };
+}
+
+function mpesaSettings(config: RawConfig, publicBaseUrl: string): MpesaSettings {
+  // Checked complete by loadConfig before this is called.
+  const required = (value: string | undefined) => value as string;
+  return {
+    baseUrl: config.MPESA_BASE_URL ?? DARAJA_BASE_URLS[config.APP_ENV],
+    consumerKey: required(config.MPESA_CONSUMER_KEY),
+    consumerSecret: required(config.MPESA_CONSUMER_SECRET),
+    shortcode: required(config.MPESA_SHORTCODE),
+    passkey: required(config.MPESA_PASSKEY),
+    b2cShortcode: required(config.MPESA_B2C_SHORTCODE),
+    initiatorName: required(config.MPESA_INITIATOR_NAME),
+    securityCredential: required(config.MPESA_SECURITY_CREDENTIAL),
+    callbackBaseUrl: `${publicBaseUrl.replace(/\/+$/, '')}${DARAJA_CALLBACK_PATH}`,
+    callbackToken: required(config.MPESA_CALLBACK_TOKEN),
+    callbackAllowedIps: config.MPESA_CALLBACK_ALLOWED_IPS ?? [],
+    reconcileAfterMs: config.MPESA_RECONCILE_AFTER_SECONDS * 1000,
+  };
 }

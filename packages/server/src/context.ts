@@ -3,9 +3,9 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { Metrics } from './plugins/metrics.ts';
+import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
-
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
   config: Config;
@@ -22,6 +22,11 @@ export interface AppContext {
   registry: AdapterRegistry;
   /** This instance's payment worker once started (server.ts): routes nudge it after a commit. */
   paymentWorker?: PaymentWorker;
+  /**
+   * The payment pipeline's callback entry points, deps bound (services/payments/callback-pipeline.ts,
+   * built by pipeline/start.ts). The provider callback routes are registered only when it is set.
+   */
+  callbackPipeline?: CallbackPipeline;
   /**
    * Tests only: awaited at named points inside USSD moves (`ussd.session.menu`,
    * `ussd.process.effects`). A throw there is an "unexpected internal failure"; a pending promise

@@ -4,3 +4,9 @@ export { type Config, ConfigError, loadConfig } from './config.ts';
 export { createRuntime } from './runtime.ts';
 export { EXIT_CONFIG, serve, withStores } from './server.ts';
 export { type PurgeCounts, purgeExpired } from './services/housekeeping/purge.ts';
+export {
+  type FakeDarajaOptions,
+  SANDBOX_PASSKEY,
+  SANDBOX_SHORTCODE,
+  startFakeDaraja,
+} from './services/payments/providers/mpesa/fake/index.ts';

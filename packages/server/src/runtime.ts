@@ -5,7 +5,7 @@ import type { AppContext } from './context.ts';
 import { openDatabase } from './db/client.ts';
 import { loadSecrets } from './lib/secrets.ts';
 import { createMetrics } from './plugins/metrics.ts';
-import { registryFromConfig } from './services/payments/pipeline/registry.ts';
+import { createAdapterRegistry } from './services/payments/registry.ts';
 
 export type RuntimeOptions = {
   /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
@@ -50,9 +50,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     database,
     secrets,
     metrics: createMetrics(),
-    registry: registryFromConfig(config),
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
+    registry: createAdapterRegistry({ config }),
     async close() {
       redis?.disconnect();
       await database.close();

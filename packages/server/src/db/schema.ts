@@ -248,10 +248,9 @@ export const providerExchanges = pgTable(
   'provider_exchanges',
   {
     id: text('id').primaryKey(),
-    providerRequestId: text('provider_request_id')
-      .notNull()
-      .references(() => providerRequests.id),
-    transactionId: text('transaction_id').notNull(),
+    /** Null: a callback that names no request of ours (kept for the operator, recordUnmatched). */
+    providerRequestId: text('provider_request_id').references(() => providerRequests.id),
+    transactionId: text('transaction_id'),
     kind: text('kind').$type<'request' | 'callback' | 'query' | 'decision'>().notNull(),
     operation: text('operation').notNull(),
     at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

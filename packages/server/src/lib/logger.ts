@@ -14,6 +14,15 @@ const SECRET_FIELDS = [
   'secret',
   'token',
   'accessToken',
+  // M-Pesa (Daraja): our settings' names and the wire's (config.ts, providers/mpesa).
+  'consumerKey',
+  'consumerSecret',
+  'passkey',
+  'securityCredential',
+  'callbackToken',
+  'Password',
+  'SecurityCredential',
+  'access_token',
 ];
 export const LOG_REDACT = [
   ...SECRET_FIELDS,

@@ -65,6 +65,8 @@ export type OperationSpec = {
 export const UNDOCUMENTED_ROUTES: Record<string, string> = {
   'POST /v1/webhooks/callback':
     "the payment provider's callback, authenticated with the provider's HMAC secret; partners never call it",
+  'POST /v1/payments/callbacks/daraja/:token/:kind':
+    "Safaricom Daraja's callbacks under an unguessable path token (docs/payments.md); partners never call it",
   'GET /v1/openapi.json': 'the document itself',
 };
 

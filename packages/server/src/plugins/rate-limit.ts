@@ -119,6 +119,9 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     // token endpoint, and a raw-string compare would let that spelling skip the token budget.
     const route = request.routeOptions.url;
     if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return;
+    // A provider callback under its right path token (routes/daraja-callbacks.ts): a wrong token is
+    // limited like any unknown path.
+    if (request.routeOptions.config?.rateLimitExempt?.(request)) return;
     await apply(global, request, reply);
     // Token attempts count against both budgets; the token limiter's headers replace the global ones.
     if (request.method === 'POST' && route === TOKEN_PATH) await apply(token, request, reply);

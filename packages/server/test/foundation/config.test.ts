@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, MPESA_REQUIRED } from '../../src/config.ts';
 import { tempDataDir } from '../support/app.ts';
 import { startServer } from '../support/process.ts';
 
@@ -192,5 +192,134 @@ describe('a bad variable stops a real `partner-api serve`', () => {
     ]) {
       expect(server.output()).toMatch(new RegExp(`^\\s*${name}: required when APP_ENV=production$`, 'm'));
     }
+  });
+});
+
+const names = (problems: string[]) => problems.map((p) => p.split(':')[0]).sort();
+
+const PRODUCTION = {
+  APP_ENV: 'production',
+  ...PRODUCTION_SECRETS,
+  PUBLIC_BASE_URL: 'https://api.example.com/',
+};
+
+const MPESA = {
+  MPESA_CONSUMER_KEY: 'consumer-key-value',
+  MPESA_CONSUMER_SECRET: 'consumer-secret-value',
+  MPESA_SHORTCODE: '174379',
+  MPESA_PASSKEY: 'passkey-value',
+  MPESA_B2C_SHORTCODE: '600000',
+  MPESA_INITIATOR_NAME: 'apiop',
+  MPESA_SECURITY_CREDENTIAL: 'security-credential-value',
+  MPESA_CALLBACK_TOKEN: randomBytes(24).toString('base64url'),
+};
+
+describe('M-Pesa configuration', () => {
+  it('is absent when no M-Pesa variable is set (production starts; payments are not available)', () => {
+    expect(loadConfig(PRODUCTION).mpesa).toBeUndefined();
+    expect(loadConfig({}).mpesa).toBeUndefined();
+  });
+
+  it('builds the adapter settings from a complete set, the base URL by environment', () => {
+    const production = loadConfig({ ...PRODUCTION, ...MPESA });
+    expect(production.mpesa).toEqual({
+      baseUrl: 'https://api.safaricom.co.ke',
+      consumerKey: MPESA.MPESA_CONSUMER_KEY,
+      consumerSecret: MPESA.MPESA_CONSUMER_SECRET,
+      shortcode: '174379',
+      passkey: MPESA.MPESA_PASSKEY,
+      b2cShortcode: '600000',
+      initiatorName: 'apiop',
+      securityCredential: MPESA.MPESA_SECURITY_CREDENTIAL,
+      callbackBaseUrl: 'https://api.example.com/v1/payments/callbacks/daraja',
+      callbackToken: MPESA.MPESA_CALLBACK_TOKEN,
+      callbackAllowedIps: [],
+      reconcileAfterMs: 120_000,
+    });
+    const sandbox = loadConfig({
+      ...MPESA,
+      MPESA_CALLBACK_ALLOWED_IPS: '196.201.214.0/24, 10.0.0.1',
+      MPESA_RECONCILE_AFTER_SECONDS: '30',
+    });
+    expect(sandbox.mpesa).toMatchObject({
+      baseUrl: 'https://sandbox.safaricom.co.ke',
+      callbackBaseUrl: 'http://localhost:8080/v1/payments/callbacks/daraja',
+      callbackAllowedIps: ['196.201.214.0/24', '10.0.0.1'],
+      reconcileAfterMs: 30_000,
+    });
+    expect(loadConfig({ ...MPESA, MPESA_BASE_URL: 'http://127.0.0.1:9001' }).mpesa?.baseUrl).toBe(
+      'http://127.0.0.1:9001',
+    );
+  });
+
+  it('refuses a partial set in production, naming each missing variable on its own line', () => {
+    const problems = problemsOf({
+      ...PRODUCTION,
+      MPESA_CONSUMER_KEY: MPESA.MPESA_CONSUMER_KEY,
+      MPESA_SHORTCODE: '174379',
+    });
+    expect(names(problems)).toEqual(
+      MPESA_REQUIRED.filter((n) => n !== 'MPESA_CONSUMER_KEY' && n !== 'MPESA_SHORTCODE').sort(),
+    );
+    for (const p of problems) {
+      expect(p).toMatch(/^MPESA_[A-Z0-9_]+: required with the other M-Pesa settings/);
+      expect(p).not.toContain('\n');
+    }
+    // Each one missing alone is named alone.
+    for (const missing of MPESA_REQUIRED) {
+      const env: Record<string, string> = { ...PRODUCTION, ...MPESA };
+      delete env[missing];
+      expect(names(problemsOf(env))).toEqual([missing]);
+    }
+  });
+
+  it('refuses a partial set in sandbox too', () => {
+    expect(names(problemsOf({ MPESA_PASSKEY: 'x' }))).toEqual(
+      MPESA_REQUIRED.filter((n) => n !== 'MPESA_PASSKEY').sort(),
+    );
+  });
+
+  it('gives one line per bad value, and never the value of a secret', () => {
+    const cases: [string, string][] = [
+      ['MPESA_CALLBACK_TOKEN', 'short-guessable-token'],
+      ['MPESA_CALLBACK_TOKEN', `${'a'.repeat(40)}/../x`],
+      ['MPESA_SHORTCODE', '17 43 79'],
+      ['MPESA_B2C_SHORTCODE', 'abc'],
+      ['MPESA_BASE_URL', 'api.safaricom.co.ke'],
+      ['MPESA_CALLBACK_ALLOWED_IPS', '10.0.0.0/8,not-an-ip'],
+      ['MPESA_RECONCILE_AFTER_SECONDS', '0'],
+      ['MPESA_CONSUMER_SECRET', '   '],
+    ];
+    for (const [name, value] of cases) {
+      const problems = problemsOf({ ...MPESA, [name]: value });
+      expect(names(problems), `${name}=${value}`).toEqual([name]);
+      if (name === 'MPESA_CALLBACK_TOKEN') expect(problems[0]).not.toContain(value);
+    }
+  });
+});
+
+describe('a partial M-Pesa configuration stops a real `partner-api serve`', () => {
+  it('production: exit code 2, each missing variable named, no secret printed', async () => {
+    const server = await startServer(
+      {
+        ...PRODUCTION,
+        DATA_DIR: tempDataDir(),
+        MPESA_CONSUMER_SECRET: MPESA.MPESA_CONSUMER_SECRET,
+        MPESA_PASSKEY: MPESA.MPESA_PASSKEY,
+      },
+      { waitForHealth: false },
+    );
+    const timer = setTimeout(() => server.stop('SIGKILL'), 20_000);
+    const code = await server.exited;
+    clearTimeout(timer);
+    expect(code, server.output()).toBe(2);
+    for (const name of MPESA_REQUIRED.filter((n) => n !== 'MPESA_CONSUMER_SECRET' && n !== 'MPESA_PASSKEY')) {
+      expect(server.output()).toMatch(
+        new RegExp(`^\\s*${name}: required with the other M-Pesa settings`, 'm'),
+      );
+    }
+    expect(server.output()).not.toContain(MPESA.MPESA_CONSUMER_SECRET);
+    expect(server.output()).not.toContain(MPESA.MPESA_PASSKEY);
+    expect(server.output()).not.toMatch(/^\s+at /m);
   });
 });

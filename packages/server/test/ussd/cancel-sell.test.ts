@@ -9,6 +9,7 @@ import { createPartner, type Partner, signedInject } from '../support/partner.ts
 import {
   ensureCatalog,
   insertCustomer,
+  insertHolding,
   orderRow,
   refOf,
   transactionsOf,
@@ -147,12 +148,7 @@ describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
   it('a sell executes at the current price and pays the proceeds out by disbursement', async () => {
     const partner = await createPartner(t);
     const customerId = await insertCustomer(t, partner, { msisdn: '254711000444' });
-    await t.ctx.database.db.insert(holdings).values({
-      organizationId: partner.organizationId,
-      customerId,
-      stockId: stockIds.sell,
-      units: '10.5000',
-    });
+    await insertHolding(t, partner, customerId, stockIds.sell, '10.5000');
     const client = ussdClient(t, partner);
     const selected = await client.walk(customerId, ['1', '8', 'ZZSELL', '1']);
     expect(selected.menu.text).toBe('ZZSELL Zulu Sell Test Holdings\nPrice: KES 40.00\nYou hold 10.5 units');

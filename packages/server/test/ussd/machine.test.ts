@@ -31,7 +31,7 @@ const CATALOG = [
 
 const base = (over: Partial<UssdData> = {}): UssdData => ({
   organizationName: 'Acme Invest',
-  customer: { id: 'cust-1', hasMsisdn: true },
+  customer: { id: 'cust-1', hasMsisdn: true, paymentsAvailable: true, network: 'M-Pesa' },
   stocks: CATALOG,
   holdings: [{ stockId: 's-scom', symbol: 'SCOM', units: '10.5000', value: '299.25' }],
   openOrders: [
@@ -132,7 +132,9 @@ describe('USSD machine: buying', () => {
   });
 
   it('does not let a customer without an msisdn confirm', () => {
-    const noPhone = base({ customer: { id: 'cust-2', hasMsisdn: false } });
+    const noPhone = base({
+      customer: { id: 'cust-2', hasMsisdn: false, paymentsAvailable: false, network: null },
+    });
     const confirm = walk(noPhone, startSession(noPhone), '1', '7', '2', '1', '500');
     expect(confirm.state).toBe('BUY_CONFIRM');
     expect(confirm.menu.text).toContain('Cannot proceed');
@@ -141,6 +143,27 @@ describe('USSD machine: buying', () => {
     expect(tried.state).toBe('BUY_CONFIRM');
     expect(tried.effects).toEqual([]);
     expect(walk(noPhone, confirm, '0').state).toBe('HOME');
+  });
+
+  it('does not let a customer whose network has no provider confirm a buy or a sell', () => {
+    const none = base({
+      customer: { id: 'cust-3', hasMsisdn: true, paymentsAvailable: false, network: 'Airtel Money' },
+    });
+    const home = startSession(none);
+    for (const [choices, side] of [
+      [['1', '7', '2', '1', '500'], 'Buy SCOM for KES 500.00'],
+      [['1', '7', '2', '2', '4'], 'Sell 4 SCOM units'],
+    ] as const) {
+      const confirm = walk(none, home, ...choices);
+      expect(confirm.state).toMatch(/_CONFIRM$/);
+      expect(confirm.menu.text).toBe(`${side}\nPayments from Airtel Money are not available yet.`);
+      expect(confirm.ussdText.length).toBeLessThanOrEqual(182);
+      expect(confirm.menu.options).toEqual([{ key: '0', label: 'Home', nextState: 'HOME' }]);
+      const tried = walk(none, confirm, '1');
+      expect(tried.state).toBe(confirm.state);
+      expect(tried.effects).toEqual([]);
+      expect(walk(none, confirm, '0').state).toBe('HOME');
+    }
   });
 });
 
@@ -286,7 +309,7 @@ describe('USSD machine: every reachable screen fits a handset', () => {
         const stocks = catalog(n, long);
         const data: UssdData = {
           organizationName: long ? 'O'.repeat(120) : 'Acme',
-          customer: { id: 'c', hasMsisdn: long },
+          customer: { id: 'c', hasMsisdn: long, paymentsAvailable: true, network: 'M-Pesa' },
           stocks,
           holdings: stocks.map((s) => ({
             stockId: s.id,

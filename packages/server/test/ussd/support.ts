@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
-import { customers, orders, stocks, transactions } from '../../src/db/schema.ts';
+import { customers, holdings, orders, stocks, transactions } from '../../src/db/schema.ts';
 import { NSE_STOCKS } from '../../src/services/stocks/nse-catalog.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import type { TestApp } from '../support/app.ts';
@@ -52,6 +52,19 @@ export async function insertCustomer(
     isActive: fields.isActive ?? true,
   });
   return id;
+}
+
+/** A holding of the customer, inserted directly. */
+export async function insertHolding(
+  t: TestApp,
+  partner: Partner,
+  customerId: string,
+  stockId: string,
+  units: string,
+) {
+  await t.ctx.database.db
+    .insert(holdings)
+    .values({ organizationId: partner.organizationId, customerId, stockId, units });
 }
 
 export type UssdData = {

@@ -42,7 +42,7 @@ export async function createUssdSession({
   return withErrorState<UssdReply>(
     tx,
     async () => {
-      const snapshot = await loadUssdData(tx, { organizationId, customerId });
+      const snapshot = await loadUssdData(tx, { organizationId, customerId }, ctx.registry);
       const screen = startSession(snapshot.data);
       await ctx.faultInjector?.('ussd.session.menu');
       await insertSession(tx, row, screen);

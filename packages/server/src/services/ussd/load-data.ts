@@ -2,6 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
+import { providerForMsisdn } from '../payments/mobile-network.ts';
+import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
+import { NETWORK_NAMES } from '../payments/registry.ts';
 import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
 
 /** Orders the customer can still cancel, listed under "Open requests". */
@@ -26,6 +29,7 @@ type Row = {
 export async function loadUssdData(
   tx: Tx,
   owner: { organizationId: string; customerId: string },
+  adapters: AdapterRegistry,
 ): Promise<{ customer?: { msisdn: string | null }; data: UssdData }> {
   const { organizationId: org, customerId: customer } = owner;
   const row = await one<Row>(
@@ -48,11 +52,18 @@ export async function loadUssdData(
     as open_orders`,
   );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');
+  const msisdn = row.customer?.msisdn;
+  const network = msisdn ? providerForMsisdn(msisdn) : undefined;
   return {
     ...(row.customer ? { customer: row.customer } : {}),
     data: {
       organizationName: row.organization_name ?? '',
-      customer: { id: customer, hasMsisdn: Boolean(row.customer?.msisdn) },
+      customer: {
+        id: customer,
+        hasMsisdn: Boolean(msisdn),
+        paymentsAvailable: network !== undefined && adapters(network) !== undefined,
+        network: network ? NETWORK_NAMES[network] : null,
+      },
       stocks: row.stocks,
       holdings: row.holdings.map(({ price, currency, ...h }) => ({
         ...h,

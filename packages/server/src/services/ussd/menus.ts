@@ -115,6 +115,9 @@ const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${kes(o.amoun
 const requestLabel = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${kes(o.amount).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
+/** No provider serves the customer's network: no order, never a prompt that will not come. */
+const notAvailable = (network: string | null) =>
+  `Payments from ${network ?? 'your network'} are not available yet.`;
 
 /** Text built from lines, dropping list lines (with a "+n more" line) until the screen fits. */
 function fitList(head: string[], list: string[], tail: string[], options: UssdOption[]) {
@@ -184,6 +187,7 @@ export function renderMenu(
       const paid = money(context.amount, stock.currency);
       const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
+      if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const units = formatEstimatedUnits(unitsFor(paid, priceOf(stock)));
       return m(`${head}\n${priceLine(stock)}\nEst. units: ${units}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
@@ -205,6 +209,7 @@ export function renderMenu(
         return gone(`You no longer hold ${q} units of ${stock.symbol}.`);
       const head = `Sell ${q} ${stock.symbol} units`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
+      if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
       return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },

@@ -52,7 +52,7 @@ export async function processUssdChoice({
     async () => {
       if (!isUssdState(state)) throw new Error(`session ${sessionId} holds unknown state ${state}`);
       const owner = { organizationId: session.organizationId, customerId: session.customerId };
-      const { customer, data } = await loadUssdData(tx, owner);
+      const { customer, data } = await loadUssdData(tx, owner, ctx.registry);
       if (!customer) throw new Error(`session ${sessionId}: customer ${session.customerId} is gone`);
       const context = session.context as unknown as UssdContext;
       const moved = move({ state, context, choice: input.choice, data });

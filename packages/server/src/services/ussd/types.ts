@@ -100,7 +100,14 @@ export interface UssdOpenOrder {
 /** Snapshot the caller loads before each move. `stocks` is the full listed catalog. */
 export interface UssdData {
   organizationName: string;
-  customer: { id: string; hasMsisdn: boolean };
+  customer: {
+    id: string;
+    hasMsisdn: boolean;
+    /** Whether a provider serves the network of the customer's number (the adapter registry). */
+    paymentsAvailable: boolean;
+    /** That network as customers call it ('M-Pesa'); null without a number. */
+    network: string | null;
+  };
   stocks: UssdStock[];
   holdings: UssdHolding[];
   /** Open (cancellable) orders of the customer, in display order (e.g. newest first). */

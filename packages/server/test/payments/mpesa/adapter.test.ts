@@ -1,25 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeDarajaOptions } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
-import type { MpesaConfig } from '../../../src/services/payments/providers/mpesa/index.ts';
+import { describe, expect, it } from 'vitest';
 import {
   createMpesaAdapter,
   parseQueueTimeoutCallback,
   parseResultCallback,
   parseStkCallback,
 } from '../../../src/services/payments/providers/mpesa/index.ts';
-import { startMpesa } from './harness.ts';
+import { mpesaPerTest, type MpesaSetup as Setup } from './harness.ts';
 
-type Setup = Awaited<ReturnType<typeof startMpesa>>;
-let open: Setup[] = [];
-async function setup(fakeOptions: FakeDarajaOptions = {}, overrides: Partial<MpesaConfig> = {}) {
-  const s = await startMpesa(fakeOptions, overrides);
-  open.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.close()));
-  open = [];
-});
+const setup = mpesaPerTest();
 
 const push = { msisdn: '254708374149', amount: 100, accountReference: 'ORDER1', description: 'Shares' };
 const payout = { msisdn: '254708374149', amount: 500, remarks: 'Sale proceeds' };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { afterEach } from 'vitest';
 import {
   type FakeDarajaOptions,
   type FakeScenario,
@@ -60,6 +61,22 @@ export async function startMpesa(fakeOptions: FakeDarajaOptions = {}, overrides:
     await receiver.close();
   };
   return { fake, receiver, config, adapter, close };
+}
+
+export type MpesaSetup = Awaited<ReturnType<typeof startMpesa>>;
+
+/** A `startMpesa` for a test file: whatever a test started is closed after it. */
+export function mpesaPerTest() {
+  let open: MpesaSetup[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((s) => s.close()));
+    open = [];
+  });
+  return async (fakeOptions: FakeDarajaOptions = {}, overrides: Partial<MpesaConfig> = {}) => {
+    const s = await startMpesa(fakeOptions, overrides);
+    open.push(s);
+    return s;
+  };
 }
 
 const SCENARIOS: Record<ContractScenario, FakeScenario> = {

@@ -1,3 +1,4 @@
+import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.ts';
 import { one, run } from '../../../db/query.ts';
@@ -8,17 +9,46 @@ import { loadRequest, recordDecision, recordExchanges, setState } from './store.
 import { adaptersOf, type PipelineDeps } from './types.ts';
 import { callQuery } from './worker.ts';
 
-/** The request a provider's id belongs to (e.g. `checkoutRequestId`), among one adapter's requests. */
+/**
+ * The request a provider's id belongs to (e.g. `checkoutRequestId`), among one adapter's requests.
+ * Daraja's `originatorConversationId` is our request id (B2C takes ours), so it also matches a
+ * request whose id it is: a payout's callback after a crash, before Daraja's answer was saved.
+ */
 export async function findRequestByProviderId(
   db: Queryable,
   adapterName: string,
   key: string,
   value: string,
 ): Promise<{ id: string; transactionId: string } | undefined> {
+  const byId = key === 'originatorConversationId' ? sql` or id = ${value}` : sql``;
   return one<{ id: string; transactionId: string }>(
     db,
     sql`select id, transaction_id as "transactionId" from provider_requests
-  where provider_ids @> ${JSON.stringify({ [key]: value })}::jsonb and adapter = ${adapterName} limit 1`,
+  where adapter = ${adapterName}
+    and (provider_ids @> ${JSON.stringify({ [key]: value })}::jsonb${byId})
+  limit 1`,
+  );
+}
+
+/**
+ * A callback that names no request of ours (malformed, or ids we never had): recorded as an
+ * exchange with no request (an operator can search it) and logged.
+ */
+export async function recordUnmatched(
+  deps: Pick<PipelineDeps, 'db' | 'log' | 'metrics'>,
+  adapterName: string,
+  e: ExchangeRecord,
+  reason: string,
+): Promise<void> {
+  deps.log.warn({ adapter: adapterName, reason, path: e.path }, 'provider callback matches no request');
+  deps.metrics.providerCallbacks.inc({ adapter: adapterName, outcome: 'unconfirmed' });
+  await run(
+    deps.db,
+    sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at,
+  latency_ms, http_status, provider_ids, request_body, response_body, note)
+  values (${createId()}, null, null, 'callback', ${e.operation}, ${e.startedAt.toISOString()}::timestamptz,
+  ${Math.round(e.latencyMs)}, ${e.status}, null, ${JSON.stringify(e.requestBody ?? null)}::jsonb,
+  ${JSON.stringify(e.responseBody ?? null)}::jsonb, ${`unmatched ${adapterName} callback: ${reason}`})`,
   );
 }
 

@@ -1,5 +1,7 @@
 import type { AppContext } from '../../../context.ts';
+import type { CallbackPipeline } from '../callback-pipeline.ts';
 import type { Log } from '../provider.ts';
+import { findRequestByProviderId, handleCallback, recordQueryAnswer, recordUnmatched } from './callbacks.ts';
 import type { PipelineDeps } from './types.ts';
 import { type PaymentWorker, startPaymentWorker } from './worker.ts';
 
@@ -27,5 +29,17 @@ export function startPayments(ctx: AppContext, log: Log): PaymentWorker {
       if (ctx.paymentWorker === worker) ctx.paymentWorker = undefined;
       await worker.stop();
     },
+  };
+}
+
+/** The pipeline's callback entry points with their deps bound, for the provider callback routes. */
+export function callbackPipelineFor(ctx: AppContext, log: Log): CallbackPipeline {
+  const deps = pipelineDeps(ctx, log);
+  return {
+    findRequestByProviderId: (adapterName, key, value) =>
+      findRequestByProviderId(deps.db, adapterName, key, value),
+    handleCallback: (input) => handleCallback(deps, input),
+    recordQueryAnswer: (requestId, result) => recordQueryAnswer(deps, requestId, result),
+    recordUnmatched: (adapterName, exchange, reason) => recordUnmatched(deps, adapterName, exchange, reason),
   };
 }

@@ -1,0 +1,41 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PARTNER_API = path.join(ROOT, 'packages/cli/src/partner-api.ts');
+
+describe('partner-api fake-provider mpesa', () => {
+  it('serves a fake Daraja, prints the server settings for it, and stops on SIGTERM', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', PARTNER_API, 'fake-provider', 'mpesa', '--port', '0'],
+      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: 'pipe' },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stdout += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!/^MPESA_SECURITY_CREDENTIAL=/m.test(stdout) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      const url = /^MPESA_BASE_URL=(\S+)$/m.exec(stdout)?.[1];
+      expect(url, stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(stdout).toMatch(/^MPESA_SHORTCODE=174379$/m);
+      const key = /^MPESA_CONSUMER_KEY=(\S+)$/m.exec(stdout)?.[1];
+      const secret = /^MPESA_CONSUMER_SECRET=(\S+)$/m.exec(stdout)?.[1];
+      const token = await fetch(`${url}/oauth/v1/generate?grant_type=client_credentials`, {
+        headers: { authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}` },
+      });
+      expect(token.status).toBe(200);
+      expect((await token.json()).access_token).toBeTruthy();
+      const state = await fetch(`${url}/__fake/state`);
+      expect(state.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stdout).toBe(0);
+  });
+});

@@ -1,0 +1,178 @@
+import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.ts';
+import type { QueryResult } from '../../pipeline/adapter.ts';
+import type { Log } from '../../provider.ts';
+import type { ExchangeRecord } from '../outcome.ts';
+import {
+  CALLBACK_ACK,
+  type DarajaResult,
+  parseQueueTimeoutCallback,
+  parseResultCallback,
+  parseStkCallback,
+  statusOfQueriedTransaction,
+} from './callbacks.ts';
+import type { MpesaCallbackKind } from './config.ts';
+import { DARAJA_IDS } from './pipeline-adapter.ts';
+import { DARAJA_RESULT_CODES } from './result-codes.ts';
+
+export const MPESA_ADAPTER_NAME = 'mpesa';
+export const DARAJA_CALLBACK_KINDS: readonly MpesaCallbackKind[] = [
+  'stk',
+  'b2c-result',
+  'b2c-timeout',
+  'status-result',
+  'status-timeout',
+];
+
+/** What became of one callback: a verdict of the pipeline, or why it reached none. */
+export type InboundOutcome = CallbackVerdict | 'recorded' | 'malformed' | 'unmatched';
+
+/**
+ * One Daraja callback body, already past the token (and allowlist) check: parsed exactly, matched
+ * to our request by Daraja's ids (docs/payments.md, "Matching callbacks to requests") and handed to
+ * the pipeline, which confirms by query before anything is applied. Never throws for a body: a
+ * malformed or unmatched one is logged and recorded, and the route acknowledges every body alike.
+ */
+export async function handleDarajaCallback(
+  pipeline: CallbackPipeline,
+  input: { kind: MpesaCallbackKind; rawBody: string; receivedAt: Date; log: Log },
+): Promise<InboundOutcome> {
+  const { kind, rawBody, log } = input;
+  const exchange = (error: string | null = null): ExchangeRecord => ({
+    provider: 'MPESA',
+    operation: `callback:${kind}`,
+    method: 'POST',
+    // Never the path token: the record names the route by its kind alone.
+    path: `/v1/payments/callbacks/daraja/[token]/${kind}`,
+    requestBody: jsonOrText(rawBody),
+    status: 200,
+    responseBody: CALLBACK_ACK,
+    startedAt: input.receivedAt,
+    latencyMs: Date.now() - input.receivedAt.getTime(),
+    error,
+  });
+
+  const malformed = async (error: string): Promise<InboundOutcome> => {
+    log.warn({ kind, error, bytes: rawBody.length }, 'Daraja callback: malformed body');
+    await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(error), `malformed: ${error}`);
+    return 'malformed';
+  };
+  const find = async (key: string, value: string) => {
+    const found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
+    if (!found) {
+      log.warn({ kind, key, value }, 'Daraja callback: no request of ours has this id');
+      await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), `unmatched ${key} ${value}`);
+    }
+    return found;
+  };
+
+  switch (kind) {
+    case 'stk': {
+      const parsed = parseStkCallback(rawBody);
+      if (!parsed.ok) return malformed(parsed.error);
+      const cb = parsed.value;
+      const request = await find(DARAJA_IDS.checkoutRequestId, cb.checkoutRequestId);
+      if (!request) return 'unmatched';
+      return pipeline.handleCallback({
+        adapterName: MPESA_ADAPTER_NAME,
+        requestId: request.id,
+        claimed: {
+          status: cb.status,
+          ...(cb.reason ? { reason: cb.reason } : {}),
+          ...(cb.payment ? { receipt: cb.payment.receipt } : {}),
+        },
+        exchange: exchange(),
+      });
+    }
+    case 'b2c-result': {
+      const parsed = parseResultCallback(rawBody);
+      if (!parsed.ok) return malformed(parsed.error);
+      const r = parsed.value;
+      const request = await find(DARAJA_IDS.originatorConversationId, r.originatorConversationId);
+      if (!request) return 'unmatched';
+      const receipt = r.transactionId ?? stringParameter(r, 'TransactionReceipt');
+      return pipeline.handleCallback({
+        adapterName: MPESA_ADAPTER_NAME,
+        requestId: request.id,
+        claimed: {
+          status: r.status,
+          ...(r.reason ? { reason: r.reason } : {}),
+          ...(receipt ? { receipt } : {}),
+        },
+        exchange: exchange(),
+      });
+    }
+    case 'b2c-timeout': {
+      // Not an outcome: Daraja gave up waiting internally; a Result may still follow.
+      const parsed = parseQueueTimeoutCallback(rawBody);
+      if (!parsed.ok) return malformed(parsed.error);
+      const request = await find(DARAJA_IDS.originatorConversationId, parsed.value.originatorConversationId);
+      if (!request) return 'unmatched';
+      return pipeline.handleCallback({
+        adapterName: MPESA_ADAPTER_NAME,
+        requestId: request.id,
+        claimed: { status: 'PENDING', reason: 'B2C QueueTimeOut: Daraja timed out internally' },
+        exchange: exchange(),
+      });
+    }
+    case 'status-result': {
+      const parsed = parseResultCallback(rawBody);
+      if (!parsed.ok) return malformed(parsed.error);
+      const r = parsed.value;
+      // The payout's id is in the parameters; the Result's own OriginatorConversationID is the query's.
+      const payoutId = stringParameter(r, 'OriginatorConversationID');
+      if (!payoutId) {
+        log.warn({ kind, code: r.code }, 'Daraja Transaction Status answer names no payout');
+        await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), `no payout id (code ${r.code})`);
+        return 'unmatched';
+      }
+      const request = await find(DARAJA_IDS.originatorConversationId, payoutId);
+      if (!request) return 'unmatched';
+      await pipeline.recordQueryAnswer(request.id, transactionStatusAnswer(r, exchange()));
+      return 'recorded';
+    }
+    case 'status-timeout': {
+      // The echo of our Transaction Status request carries the query's id, which we do not keep:
+      // the payout stays with reconciliation, which asks again.
+      const parsed = parseQueueTimeoutCallback(rawBody);
+      if (!parsed.ok) return malformed(parsed.error);
+      log.warn({ kind }, 'Daraja Transaction Status timed out; reconciliation will ask again');
+      await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), 'Transaction Status QueueTimeOut');
+      return 'unmatched';
+    }
+  }
+}
+
+/**
+ * A Transaction Status Result as a query result. Completed is SUCCESS with the receipt; a known
+ * failure code is final; a code Daraja does not document for this (e.g. the fake's "TS_NOT_FOUND")
+ * is `unknown`, never FAILED: a payout is not failed on a guess (docs/payments.md).
+ */
+export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecord): QueryResult {
+  const exchanges = [exchange];
+  if (DARAJA_RESULT_CODES[r.code] === undefined) {
+    return { kind: 'unknown', reason: r.reason ?? `M-Pesa ${r.code}`, exchanges };
+  }
+  const status = statusOfQueriedTransaction(r);
+  if (status === 'PENDING') return { kind: 'pending', exchanges };
+  const receipt = stringParameter(r, 'ReceiptNo') ?? r.transactionId ?? undefined;
+  return {
+    kind: 'final',
+    status,
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(status === 'SUCCESS' && receipt ? { receipt } : {}),
+    exchanges,
+  };
+}
+
+function stringParameter(r: DarajaResult, key: string): string | undefined {
+  const value = r.parameters[key];
+  return value === undefined || String(value).trim() === '' ? undefined : String(value);
+}
+
+function jsonOrText(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw.slice(0, 10_000);
+  }
+}

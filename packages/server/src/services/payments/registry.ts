@@ -1,0 +1,36 @@
+import type { Config } from '../../config.ts';
+import type { AdapterRegistry } from './pipeline/adapter.ts';
+import { registryFromConfig } from './pipeline/registry.ts';
+import { createMpesaAdapter } from './providers/mpesa/adapter.ts';
+import { createDarajaPaymentAdapter } from './providers/mpesa/pipeline-adapter.ts';
+
+export type Network = Parameters<AdapterRegistry>[0];
+
+/** How a network is named to a customer (USSD screens). */
+export const NETWORK_NAMES: Record<Network, string> = {
+  MPESA: 'M-Pesa',
+  AIRTEL_MONEY: 'Airtel Money',
+  MTN_MOMO: 'MTN MoMo',
+};
+
+export type RegistryOptions = {
+  config: Pick<Config, 'APP_ENV' | 'SANDBOX_SETTLE_MS' | 'mpesa'>;
+  /** For tests of the Daraja adapter only; default the global fetch. */
+  fetch?: typeof fetch;
+};
+
+/**
+ * Which adapter serves a network (the network of a number: mobile-network.ts), built on the
+ * pipeline's `registryFromConfig`. Sandbox: the pipeline's sandbox simulator for every network.
+ * Production: Daraja for M-Pesa when it is configured; nothing otherwise (MTN and Airtel come in
+ * part 2), so those customers are told payments are not available rather than shown a prompt that
+ * will never come.
+ */
+export function createAdapterRegistry(options: RegistryOptions): AdapterRegistry {
+  const { config } = options;
+  if (config.APP_ENV === 'sandbox' || !config.mpesa) return registryFromConfig(config);
+  const mpesa = createDarajaPaymentAdapter(createMpesaAdapter(config.mpesa, { fetch: options.fetch }), {
+    reconcileAfterMs: config.mpesa.reconcileAfterMs,
+  });
+  return registryFromConfig(config, { MPESA: mpesa });
+}

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { one, rows } from '../../../src/db/query.ts';
+import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
+import { callbackPipelineFor } from '../../../src/services/payments/pipeline/start.ts';
+import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
+import { createPartner } from '../../support/partner.ts';
+import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
+
+const warned: unknown[] = [];
+const log = { info: () => {}, warn: (o: unknown) => void warned.push(o), error: () => {} };
+
+describe.each(STORES)('the callback routes’ entry points into the pipeline on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(store, { SANDBOX_SETTLE_MS: '0' });
+  });
+  afterAll(() => t?.close());
+
+  it('finds a request by a provider id, and by its own id as B2C originatorConversationId', async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner, { msisdn: '254712000017' });
+    const stockId = (await ensureCatalog(t)).buy;
+    const placed = await t.ctx.database.db.transaction((tx) =>
+      createBuyOrder(
+        tx,
+        {
+          organizationId: partner.organizationId,
+          customerId,
+          msisdn: '254712000017',
+          stockId,
+          amount: '500',
+        },
+        t.ctx.registry,
+      ),
+    );
+    const transactionId = placed.payments[0]!.id;
+    const request = await one<{ id: string; adapter: string }>(
+      t.ctx.database.db,
+      sql`select id, adapter from provider_requests where transaction_id = ${transactionId}`,
+    );
+    const pipeline = callbackPipelineFor(t.ctx, log);
+    // Nothing saved yet (a crash before Daraja's answer was stored): our id is the conversation id.
+    expect(
+      await pipeline.findRequestByProviderId(request!.adapter, 'originatorConversationId', request!.id),
+    ).toEqual({ id: request!.id, transactionId });
+    expect(await pipeline.findRequestByProviderId(request!.adapter, 'checkoutRequestId', request!.id)).toBe(
+      undefined,
+    );
+    expect(await pipeline.findRequestByProviderId('other', 'originatorConversationId', request!.id)).toBe(
+      undefined,
+    );
+  });
+
+  it('records and logs a callback that matches no request', async () => {
+    const pipeline = callbackPipelineFor(t.ctx, log);
+    const note = `unknown-${Date.now()}`;
+    await pipeline.recordUnmatched!(
+      'mpesa',
+      {
+        provider: 'mpesa',
+        operation: 'stk-callback',
+        method: 'POST',
+        path: '/v1/payments/callbacks/daraja/[REDACTED]/stk',
+        requestBody: { Body: { stkCallback: { CheckoutRequestID: note } } },
+        status: 200,
+        responseBody: { ResultCode: 0 },
+        startedAt: new Date(),
+        latencyMs: 1,
+        error: null,
+      },
+      `unmatched checkoutRequestId ${note}`,
+    );
+    const found = await rows<{ requestId: string | null; kind: string; note: string }>(
+      t.ctx.database.db,
+      sql`select provider_request_id as "requestId", kind, note from provider_exchanges
+  where note like ${`%${note}%`}`,
+    );
+    expect(found).toEqual([
+      {
+        requestId: null,
+        kind: 'callback',
+        note: `unmatched mpesa callback: unmatched checkoutRequestId ${note}`,
+      },
+    ]);
+    expect(warned).toContainEqual(expect.objectContaining({ adapter: 'mpesa' }));
+  });
+});
