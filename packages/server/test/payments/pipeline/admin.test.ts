@@ -1,13 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../src/db/query.ts';
-import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
 import { pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
-import { createPartner } from '../../support/partner.ts';
-import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
 import { adminCaller } from '../support.ts';
+import { placeQueuedBuy } from './support.ts';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -21,23 +19,7 @@ describe.each(STORES)('operator view of the payment pipeline on %s', (store) => 
   const admin = adminCaller(() => t);
 
   it('shows a transaction with its request and every exchange; reconcile re-queries one with the operator', async () => {
-    const partner = await createPartner(t);
-    const customerId = await insertCustomer(t, partner, { msisdn: '254712000016' });
-    const stockId = (await ensureCatalog(t)).buy;
-    const placed = await t.ctx.database.db.transaction((tx) =>
-      createBuyOrder(
-        tx,
-        {
-          organizationId: partner.organizationId,
-          customerId,
-          msisdn: '254712000016',
-          stockId,
-          amount: '1000',
-        },
-        t.ctx.registry,
-      ),
-    );
-    const transactionId = placed.payments[0]!.id;
+    const transactionId = await placeQueuedBuy(t, '254712000016', '1000');
     const deps = pipelineDeps(t.ctx, silent);
     await runPipelineOnce(deps);
 

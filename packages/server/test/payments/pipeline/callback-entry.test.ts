@@ -1,11 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
-import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
 import { callbackPipelineFor } from '../../../src/services/payments/pipeline/start.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
-import { createPartner } from '../../support/partner.ts';
-import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
+import { placeQueuedBuy } from './support.ts';
 
 const warned: unknown[] = [];
 const log = { info: () => {}, warn: (o: unknown) => void warned.push(o), error: () => {} };
@@ -18,23 +16,7 @@ describe.each(STORES)('the callback routes’ entry points into the pipeline on 
   afterAll(() => t?.close());
 
   it('finds a request by a provider id, and by its own id as B2C originatorConversationId', async () => {
-    const partner = await createPartner(t);
-    const customerId = await insertCustomer(t, partner, { msisdn: '254712000017' });
-    const stockId = (await ensureCatalog(t)).buy;
-    const placed = await t.ctx.database.db.transaction((tx) =>
-      createBuyOrder(
-        tx,
-        {
-          organizationId: partner.organizationId,
-          customerId,
-          msisdn: '254712000017',
-          stockId,
-          amount: '500',
-        },
-        t.ctx.registry,
-      ),
-    );
-    const transactionId = placed.payments[0]!.id;
+    const transactionId = await placeQueuedBuy(t, '254712000017', '500');
     const request = await one<{ id: string; adapter: string }>(
       t.ctx.database.db,
       sql`select id, adapter from provider_requests where transaction_id = ${transactionId}`,

@@ -1,0 +1,22 @@
+import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
+import type { TestApp } from '../../support/app.ts';
+import { createPartner } from '../../support/partner.ts';
+import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
+
+/**
+ * A buy order placed as a USSD confirmation places it, for a fresh partner and customer: the order,
+ * its collection and the queued provider request commit together. Returns the collection's id.
+ */
+export async function placeQueuedBuy(t: TestApp, msisdn: string, amount: string): Promise<string> {
+  const partner = await createPartner(t);
+  const customerId = await insertCustomer(t, partner, { msisdn });
+  const stockId = (await ensureCatalog(t)).buy;
+  const placed = await t.ctx.database.db.transaction((tx) =>
+    createBuyOrder(
+      tx,
+      { organizationId: partner.organizationId, customerId, msisdn, stockId, amount },
+      t.ctx.registry,
+    ),
+  );
+  return placed.payments[0]!.id;
+}
