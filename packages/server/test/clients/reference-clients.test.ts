@@ -33,9 +33,11 @@ const CLIENTS = [
     name: 'Java',
     command: ['java', path.join(CLIENTS_DIR, 'java/PartnerApiClient.java')],
     skip: () =>
-      missing('java', ['-version'], (out) => {
-        const major = Number(/version "(\d+)/.exec(out)?.[1] ?? 0);
-        return major >= 17 ? undefined : `java ${major || '?'} is older than 17`;
+      // Single-file source launch compiles in memory: it needs a JDK's jdk.compiler, not a JRE.
+      missing('java', ['--list-modules'], (out) => {
+        const major = Number(/^jdk\.compiler@(\d+)/m.exec(out)?.[1] ?? 0);
+        if (!major) return 'java has no jdk.compiler (a JRE, or older than 9): a JDK 17+ is needed';
+        return major >= 17 ? undefined : `JDK ${major} is older than 17`;
       }),
   },
   {
