@@ -135,15 +135,18 @@ public class PartnerApiClient {
         return value.trim();
     }
 
-    static PrivateKey loadPrivateKey(String value) throws Exception {
-        String pem = value.contains("-----BEGIN") ? value : Files.readString(Path.of(value), StandardCharsets.US_ASCII);
-        if (!pem.contains("-----BEGIN PRIVATE KEY-----")) {
-            System.err.println("PARTNER_PRIVATE_KEY is not a PKCS#8 PEM (BEGIN PRIVATE KEY)");
+    static PrivateKey loadPrivateKey(String value) {
+        try {
+            String pem = value.contains("-----BEGIN") ? value : Files.readString(Path.of(value), StandardCharsets.US_ASCII);
+            if (!pem.contains("-----BEGIN PRIVATE KEY-----")) throw new IllegalArgumentException("no BEGIN PRIVATE KEY");
+            String base64 = pem.replaceAll("-----(BEGIN|END) PRIVATE KEY-----", "").replaceAll("\\s", "");
+            byte[] der = Base64.getDecoder().decode(base64);
+            return KeyFactory.getInstance("Ed25519").generatePrivate(new PKCS8EncodedKeySpec(der));
+        } catch (Exception e) {
+            System.err.println("PARTNER_PRIVATE_KEY: cannot read an unencrypted PKCS#8 PEM key: " + e);
             System.exit(2);
+            return null;
         }
-        String base64 = pem.replaceAll("-----(BEGIN|END) PRIVATE KEY-----", "").replaceAll("\\s", "");
-        byte[] der = Base64.getDecoder().decode(base64);
-        return KeyFactory.getInstance("Ed25519").generatePrivate(new PKCS8EncodedKeySpec(der));
     }
 
     /** Adds Signature-Input and Signature covering `covered` (lower-case header names or @derived). */
@@ -176,7 +179,13 @@ public class PartnerApiClient {
         request.method(method, body == null
                 ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        try {
+            return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (IOException e) { // no answer at all: refused, unresolvable, timed out
+            System.err.println("cannot reach " + url + ": " + e);
+            System.exit(1);
+            throw e;
+        }
     }
 
     static boolean report(String requestLine, HttpResponse<String> answer, List<String> extra) {

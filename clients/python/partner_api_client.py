@@ -78,8 +78,11 @@ def setting(name):
 
 
 def load_private_key(value):
-    pem = value if "-----BEGIN" in value else open(value, "rb").read().decode("ascii")
-    key = load_pem_private_key(pem.encode("ascii"), password=None)
+    try:
+        pem = value if "-----BEGIN" in value else open(value, "rb").read().decode("ascii")
+        key = load_pem_private_key(pem.encode("ascii"), password=None)
+    except (OSError, ValueError, TypeError) as error:
+        fail(f"PARTNER_PRIVATE_KEY: cannot read an unencrypted PKCS#8 PEM key: {error}")
     if not isinstance(key, Ed25519PrivateKey):
         fail("PARTNER_PRIVATE_KEY is not an Ed25519 private key")
     return key
@@ -112,6 +115,9 @@ def send(method, url, headers, body=None):
             return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:  # a 4xx or 5xx still has an answer worth printing
         return error.code, error.headers, error.read()
+    except OSError as error:  # no answer at all: refused, unresolvable, timed out
+        print(f"cannot reach {url}: {getattr(error, 'reason', error)}", file=sys.stderr)
+        sys.exit(1)
 
 
 def report(method, path, status, headers, body, extra=()):

@@ -81,6 +81,10 @@ case "$PRIVATE_KEY" in
   *-----BEGIN*) printf '%s\n' "$PRIVATE_KEY" > "$WORK/key.pem"; KEY_FILE="$WORK/key.pem" ;;
   *) KEY_FILE=$PRIVATE_KEY ;;
 esac
+if ! openssl pkey -in "$KEY_FILE" -noout -passin pass: 2>/dev/null; then
+  echo "PARTNER_PRIVATE_KEY: cannot read an unencrypted PKCS#8 PEM key from $KEY_FILE" >&2
+  exit 2
+fi
 
 # A version 4 UUID from 16 random bytes: version nibble 4, variant bits 10.
 new_uuid() {
@@ -119,12 +123,13 @@ sign() {
   printf 'Signature-Input: sig1=%s\nSignature: sig1=:%s:\n' "$params" "$signature"
 }
 
-# send METHOD PATH HEADER-FILE [BODY-FILE]: prints the status; the answer lands in $WORK/answer-*.
+# call METHOD PATH HEADER-FILE [BODY-FILE]: sets $status; the answer lands in $WORK/answer-*.
 # Headers and body go through files (curl --header @file), so the token never shows in `ps`.
-send() {
-  curl --silent --show-error --request "$1" --header "@$3" ${4:+--data-binary} ${4:+"@$4"} \
+# A server that cannot be reached ends the run: curl has said why on stderr.
+call() {
+  status=$(curl --silent --show-error --request "$1" --header "@$3" ${4:+--data-binary} ${4:+"@$4"} \
     --dump-header "$WORK/answer-headers" --output "$WORK/answer-body" --write-out '%{http_code}' \
-    "$BASE_URL$2" || true
+    "$BASE_URL$2") || { echo "cannot reach $BASE_URL$2" >&2; exit 1; }
 }
 
 # report REQUEST-LINE STATUS [EXTRA-LINE]: prints the answer; fails for anything but a 2xx.
@@ -141,7 +146,7 @@ report() {
 # 1. The token: unsigned. Its body holds the bearer token, so it is not printed.
 printf '{"clientId":"%s","clientSecret":"%s"}' "$CLIENT_ID" "$CLIENT_SECRET" > "$WORK/credentials"
 printf 'Content-Type: application/json\n' > "$WORK/headers"
-status=$(send POST /v1/oauth/token "$WORK/headers" "$WORK/credentials")
+call POST /v1/oauth/token "$WORK/headers" "$WORK/credentials"
 if [ "$status" != 200 ]; then
   report "POST /v1/oauth/token" "$status" || exit 1
 fi
@@ -156,7 +161,7 @@ DIGEST=
   sign GET "$BASE_URL/v1/oauth/me" @method @target-uri authorization x-client-id
 } > "$WORK/headers"
 ok=0
-status=$(send GET /v1/oauth/me "$WORK/headers")
+call GET /v1/oauth/me "$WORK/headers"
 report "GET /v1/oauth/me" "$status" || ok=1
 
 # 3. POST /v1/customers: the digest is of the file's exact bytes, which curl sends unchanged.
@@ -167,6 +172,6 @@ DIGEST="sha-512=:$(openssl dgst -sha512 -binary "$WORK/customer" | openssl base6
   printf 'Content-Type: application/json\nContent-Digest: %s\nX-Idempotency-Key: %s\n' "$DIGEST" "$IDEMPOTENCY_KEY"
   sign POST "$BASE_URL/v1/customers" @method @target-uri authorization x-client-id content-digest x-idempotency-key
 } > "$WORK/headers"
-status=$(send POST /v1/customers "$WORK/headers" "$WORK/customer")
+call POST /v1/customers "$WORK/headers" "$WORK/customer"
 report "POST /v1/customers" "$status" "X-Idempotency-Key: $IDEMPOTENCY_KEY" || ok=1
 exit $ok

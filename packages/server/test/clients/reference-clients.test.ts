@@ -7,7 +7,7 @@ import { ErrorMessage } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_CLIENTS } from '../../src/routes/reference-clients.ts';
 import { type Partner, sandboxPartner, signedFetch } from '../support/partner.ts';
-import { type Sandbox, startSandbox } from '../support/process.ts';
+import { freePort, type Sandbox, startSandbox } from '../support/process.ts';
 
 const CLIENTS_DIR = fileURLToPath(new URL('../../../../clients/', import.meta.url));
 
@@ -163,6 +163,21 @@ describe('reference clients against a started sandbox server', () => {
           ['GET /v1/oauth/me', 401, refused],
           ['POST /v1/customers', 401, refused],
         ]);
+      });
+
+      it('says which URL it cannot reach and exits 1 when no server answers', async () => {
+        const nowhere = `http://127.0.0.1:${await freePort()}`;
+        const run = await runClient(client.command, { ...env, PARTNER_BASE_URL: nowhere });
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(`cannot reach ${nowhere}/v1/oauth/token`);
+        expect(run.stdout).toBe('');
+      });
+
+      it('refuses a key file it cannot read with exit 2, before calling the server', async () => {
+        const run = await runClient(client.command, { ...env, PARTNER_PRIVATE_KEY: sandbox.credentialsFile });
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain('PARTNER_PRIVATE_KEY: cannot read an unencrypted PKCS#8 PEM key');
+        expect(run.stdout).toBe('');
       });
 
       it('names a missing setting and exits 2 without calling the server', async () => {
