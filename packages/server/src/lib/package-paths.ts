@@ -10,10 +10,11 @@ export const SERVER_ROOT = path.dirname(
   createRequire(import.meta.url).resolve('@partner-api/server/package.json'),
 );
 
-/** Files the server reads at run time: migrations, page assets, the signing guide. */
+/** Files the server reads at run time: migrations, page assets, the signing guide, the reference clients. */
 export const SERVER_FILES = {
   migrations: path.join(SERVER_ROOT, 'drizzle'),
   openApiAssets: path.join(SERVER_ROOT, 'src/openapi/assets'),
   sandboxUi: path.join(SERVER_ROOT, 'src/sandbox-ui'),
   signingGuide: path.resolve(SERVER_ROOT, '../../docs/signing.md'),
+  referenceClients: path.resolve(SERVER_ROOT, '../../clients'),
 };

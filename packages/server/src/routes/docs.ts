@@ -8,6 +8,7 @@ import { SERVER_FILES } from '../lib/package-paths.ts';
 import { buildOpenApiDocument } from '../openapi/build-document.ts';
 import type { CatalogRoute } from '../openapi/route-catalog.ts';
 import type { OpenApiDocument } from '../openapi/types.ts';
+import { withReferenceClients } from './reference-clients.ts';
 
 const OWN_ASSETS = SERVER_FILES.openApiAssets;
 const SIGNING_GUIDE = SERVER_FILES.signingGuide;
@@ -92,7 +93,7 @@ export function registerDocs(
   const signingHtml = page(layout, {
     title: `Signing requests · ${document.info.title}`,
     sandboxLink,
-    main: `<article class="guide">${marked.parse(readFileSync(SIGNING_GUIDE, 'utf8'), { async: false })}</article>`,
+    main: `<article class="guide">${marked.parse(withReferenceClients(app, readFileSync(SIGNING_GUIDE, 'utf8')), { async: false })}</article>`,
   });
 
   app.get('/v1/openapi.json', (_request, reply) => {
