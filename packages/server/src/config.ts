@@ -131,6 +131,8 @@ export const configSchema = z.object({
   MPESA_CALLBACK_ALLOWED_IPS: ipList.optional(),
   /** How long after Daraja accepted a request the reconciliation sweep waits before it queries. */
   MPESA_RECONCILE_AFTER_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(120),
+  /** Client deadline of every Daraja call but the token (which gets at most 10 s); default 15 s. */
+  MPESA_REQUEST_TIMEOUT_MS: positiveInt.max(120_000, 'must be at most 120000').default(15_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -236,5 +238,9 @@ function mpesaSettings(config: RawConfig, publicBaseUrl: string): MpesaSettings 
     callbackToken: required(config.MPESA_CALLBACK_TOKEN),
     callbackAllowedIps: config.MPESA_CALLBACK_ALLOWED_IPS ?? [],
     reconcileAfterMs: config.MPESA_RECONCILE_AFTER_SECONDS * 1000,
+    timeouts: {
+      tokenMs: Math.min(10_000, config.MPESA_REQUEST_TIMEOUT_MS),
+      requestMs: config.MPESA_REQUEST_TIMEOUT_MS,
+    },
   };
 }

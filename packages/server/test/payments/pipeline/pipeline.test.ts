@@ -8,7 +8,7 @@ import {
   NoPaymentAdapterError,
 } from '../../../src/services/payments/create-transaction.ts';
 import type { AdapterRegistry } from '../../../src/services/payments/pipeline/adapter.ts';
-import { createBreakers } from '../../../src/services/payments/pipeline/breaker.ts';
+import { createBreakers, providerFailed } from '../../../src/services/payments/pipeline/breaker.ts';
 import {
   findRequestByProviderId,
   handleCallback,
@@ -409,6 +409,41 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     expect(p.deps.breakers.state(p.adapter.name)).toBe('closed');
     await p.run();
     expect(sendsOf(one.request.id) + sendsOf(two.request.id)).toBe(4);
+  });
+
+  it('a refusal is an answer: only timeouts, resets and 5xx count towards the breaker', async () => {
+    const p = pipeline();
+    p.deps.breakers = createBreakers({ threshold: 2, cooldownMs: 10_000, now: () => 0 });
+    for (let i = 0; i < 3; i++) await buy(p.deps.registry);
+    provider.planSends('reject', 'reject', 'reject');
+    await p.run();
+    expect(p.deps.breakers.state(p.adapter.name)).toBe('closed');
+  });
+
+  it.each([
+    { statuses: [200], failed: false, what: 'an answer, even "ask again later" (B2C status)' },
+    { statuses: [400], failed: false, what: 'a refusal' },
+    { statuses: [401, 200], failed: false, what: 'a refused token, then an answer' },
+    { statuses: [null], failed: true, what: 'a timeout or reset' },
+    { statuses: [200, 503], failed: true, what: 'a 5xx' },
+    { statuses: [], failed: false, what: 'no call at all' },
+  ])('the breaker counts $what as failed: $failed', ({ statuses, failed }) => {
+    expect(providerFailed(statuses.map((status) => ({ status })))).toBe(failed);
+  });
+
+  it('a half-open trial that found nothing due is released for the next pass', async () => {
+    let now = 0;
+    const breakers = createBreakers({ threshold: 1, cooldownMs: 1000, now: () => now });
+    breakers.failure('x');
+    expect(breakers.allowance('x', 10)).toBe(0);
+    now = 1000;
+    expect(breakers.allowance('x', 10)).toBe(1);
+    expect(breakers.allowance('x', 10)).toBe(0);
+    breakers.release('x');
+    expect(breakers.state('x')).toBe('half-open');
+    expect(breakers.allowance('x', 10)).toBe(1);
+    breakers.success('x');
+    expect(breakers.allowance('x', 10)).toBe(10);
   });
 
   it.runIf(store === 'postgres')('two workers on one PostgreSQL send each request once', async () => {

@@ -1,6 +1,7 @@
 /**
- * A per-adapter circuit breaker of this process: `threshold` consecutive calls that could not learn
- * anything (ambiguous, not-sent, unknown) open it; while open the worker does not claim that
+ * A per-adapter circuit breaker of this process: `threshold` consecutive calls on which the provider
+ * itself failed (a timeout, a reset or refused connection, an HTTP 5xx: `providerFailed`) open it; a
+ * refusal such as a 400 or a 401 is an answer, and counts as the provider being up; while open the worker does not claim that
  * adapter's requests (they stay due, for later or for another instance). After `cooldownMs` it is
  * half-open: one request may go; its success closes the breaker, its failure opens it again.
  * Ours rather than cockatiel's ConsecutiveBreaker: outcomes here are values, not exceptions, and the
@@ -50,6 +51,10 @@ export function createBreakers(options: {
       e.trial = false;
       if (was !== 'closed') options.onChange?.(name, 'closed');
     },
+    /** Frees an unused half-open trial (nothing was due, or nothing was called): the next pass may try. */
+    release(name: string) {
+      entry(name).trial = false;
+    },
     failure(name: string) {
       const e = entry(name);
       e.failures += 1;
@@ -63,4 +68,9 @@ export function createBreakers(options: {
       return Object.fromEntries([...entries.keys()].map((name) => [name, state(name)]));
     },
   };
+}
+
+/** Whether a call's exchanges show the provider failing: no answer at all, or an HTTP 5xx. */
+export function providerFailed(exchanges: ReadonlyArray<{ status: number | null }>): boolean {
+  return exchanges.some((e) => e.status === null || e.status >= 500);
 }

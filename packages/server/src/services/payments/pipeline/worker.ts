@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client.ts';
 import { one } from '../../../db/query.ts';
 import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
-import { type BreakerState, createBreakers } from './breaker.ts';
+import { type BreakerState, createBreakers, providerFailed } from './breaker.ts';
 import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
 import {
   claimDue,
@@ -17,7 +17,8 @@ import { adaptersOf, type PipelineDeps } from './types.ts';
 /** Serialises the reconciliation sweep's claims across instances (pg_try_advisory_xact_lock). */
 const SWEEP_LOCK_ID = 7_246_115;
 
-const LEARNED = new Set(['accepted', 'rejected', 'final', 'pending', 'not-found']);
+/** Kinds that only an answering provider gives (an adapter without HTTP exchanges: the simulator). */
+const ANSWERED = new Set(['accepted', 'rejected', 'final', 'pending', 'not-found']);
 
 /** Calls the adapter: metrics by adapter/operation/outcome, latency, and the breaker's count. */
 async function call<R extends SendResult | QueryResult>(
@@ -43,8 +44,9 @@ async function call<R extends SendResult | QueryResult>(
     { adapter: adapter.name, operation },
     (performance.now() - started) / 1000,
   );
-  if (LEARNED.has(result.kind)) deps.breakers?.success(adapter.name);
-  else deps.breakers?.failure(adapter.name);
+  // Only the provider's own failures count; an adapter that threw (our fault) counts neither way.
+  if (providerFailed(result.exchanges)) deps.breakers?.failure(adapter.name);
+  else if (result.exchanges.length > 0 || ANSWERED.has(result.kind)) deps.breakers?.success(adapter.name);
   return result;
 }
 
