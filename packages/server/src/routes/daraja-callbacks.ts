@@ -107,6 +107,7 @@ export async function darajaCallbackRoutes(
           rawBody: request.rawBody ?? '',
           receivedAt: new Date(),
           log: request.log,
+          secretValues: [settings.callbackToken],
         });
         ctx.metrics.paymentCallbacks.inc({ outcome });
         if (outcome === 'contradicted')

@@ -11,13 +11,13 @@
  * (organizations, the stocks catalog) that other suites share, and its snapshot must see only its
  * own writes. PROPERTY_RUNS (default 60 per property) and PROPERTY_SEED make a run reproducible.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, STORES, type StoreKind, type TestApp } from '../support/app.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { ownDatabase } from '../support/database.ts';
 import { createOrderWithTransactions } from '../support/orders.ts';
 import { listRoutes, urlOf } from '../support/routes.ts';
 import {
@@ -88,30 +88,6 @@ const SNAPSHOT_SQL = sql.raw(
       `(select md5(coalesce(string_agg(r::text, '|' order by r::text), '')) from ${table} r) as ${table}_rows`,
   ).join(', ')}`,
 );
-
-/** On PostgreSQL, a database of the suite's own (dropped afterwards); PGlite is in memory anyway. */
-async function ownDatabase(
-  store: StoreKind,
-): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  if (store !== 'postgres') return { env: {}, drop: async () => {} };
-  const name = `admin_properties_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(process.env.DATABASE_URL!);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    drop: () => admin(`drop database if exists ${name} with (force)`),
-  };
-}
 
 // ---------- arbitraries ----------
 
@@ -299,7 +275,7 @@ describe.each(STORES)('every admin route under random input, on %s', (store) => 
   });
 
   beforeAll(async () => {
-    database = await ownDatabase(store);
+    database = await ownDatabase(store, 'admin_properties');
     t = await buildTestApp(store, database.env);
     for (const name of ['Org A', 'Org B']) {
       const org = await t.admin.inject({

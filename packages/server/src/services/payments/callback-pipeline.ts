@@ -16,6 +16,11 @@ export interface CallbackPipeline {
     key: string,
     value: string,
   ): Promise<{ id: string; transactionId: string } | undefined>;
+  /** A paying collection callback whose id we never saved (the send timed out): pipeline/callbacks.ts. */
+  adoptOrphanCollection?(
+    adapterName: string,
+    input: { key: string; msisdn: string; amount: string; ids: Record<string, string> },
+  ): Promise<{ id: string; transactionId: string } | undefined>;
   handleCallback(input: {
     adapterName: string;
     requestId: string;

@@ -1,171 +1,262 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
-import { startPayments } from '../../../src/services/payments/pipeline/start.ts';
-import type { PaymentWorker } from '../../../src/services/payments/pipeline/worker.ts';
-import {
-  type FakeDaraja,
-  SANDBOX_PASSKEY,
-  SANDBOX_SHORTCODE,
-  startFakeDaraja,
+import type {
+  FakeOperation,
+  FakeScenario,
 } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
-import { createAdapterRegistry } from '../../../src/services/payments/registry.ts';
-import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '../../support/app.ts';
-import { BASE_URL, createPartner, type Partner, signedInject } from '../../support/partner.ts';
+import { upsertStocks } from '../../../src/services/stocks/upsert.ts';
+import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
+import { createPartner } from '../../support/partner.ts';
 import {
-  ensureCatalog,
   insertCustomer,
+  insertHolding,
   orderRow,
-  refOf,
   type UssdData,
   ussdClient,
   waitFor,
 } from '../../ussd/support.ts';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
+import {
+  buyThroughUssd,
+  CALLBACK_TOKEN,
+  notesOf,
+  type Production,
+  requestStateOf,
+  sellThroughUssd,
+  settledSide,
+  startProduction,
+  statusOf,
+  transactionRow,
+} from './production.ts';
 
 if (!process.env.DATABASE_URL) console.warn(`production M-Pesa end to end: ${POSTGRES_SKIP_REASON}`);
 
+/** The client deadline of every Daraja call here, and the fake's `slow` answer (well past it). */
+const REQUEST_TIMEOUT_MS = 1500;
+const SLOW_RESPONSE_MS = 4000;
+/** A collection nobody can tell us about fails at this age (PAYMENT_MAX_PENDING_SECONDS). */
+const MAX_PENDING_SECONDS = 8;
+
 /**
  * Production as it goes live (APP_ENV=production needs PostgreSQL, so this suite runs only with
- * DATABASE_URL): the Daraja fake as M-Pesa, a real listening app for its callbacks, the payment
- * worker, and a customer buying through USSD.
+ * DATABASE_URL): customers buy, sell and cancel through USSD, money moves through the Daraja fake
+ * over HTTP, and every failure mode the fake can inject ends in the right final status with exactly
+ * one collection prompt or payout counted at the fake.
  */
-describe.skipIf(!process.env.DATABASE_URL)('production: a USSD buy paid through Daraja (the fake)', () => {
-  let fake: FakeDaraja;
-  let t: TestApp;
-  let worker: PaymentWorker;
+describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa (the Daraja fake), end to end', () => {
+  let p: Production;
+  let stockIds: { sell: string };
+  let msisdnSeq = 100;
+  const nextMsisdn = () => `2547120${String(msisdnSeq++).padStart(5, '0')}`;
 
   beforeAll(async () => {
-    fake = await startFakeDaraja({ callbackDelayMs: 50 });
-    const port = await freePort();
-    t = await buildTestApp('postgres', {
-      APP_ENV: 'production',
-      ADMIN_TOKEN: 'a'.repeat(32),
-      JWT_SECRET: 'j'.repeat(40),
-      PROVIDER_CALLBACK_SECRET: 'p'.repeat(32),
-      WEBHOOK_SIGNING_KEY: generateKeyPairSync('ed25519')
-        .privateKey.export({ format: 'pem', type: 'pkcs8' })
-        .toString(),
-      // Signed test requests name the default base URL; Daraja calls back on the real listener.
-      PUBLIC_BASE_URL: BASE_URL,
-      MPESA_BASE_URL: fake.url,
-      MPESA_CONSUMER_KEY: 'fake-consumer-key',
-      MPESA_CONSUMER_SECRET: 'fake-consumer-secret',
-      MPESA_SHORTCODE: SANDBOX_SHORTCODE,
-      MPESA_PASSKEY: SANDBOX_PASSKEY,
-      MPESA_B2C_SHORTCODE: '600992',
-      MPESA_INITIATOR_NAME: 'testapi',
-      MPESA_SECURITY_CREDENTIAL: 'fake-security-credential',
-      MPESA_CALLBACK_TOKEN: 't'.repeat(40),
-      MPESA_RECONCILE_AFTER_SECONDS: '1',
-      PAYMENT_WORKER_INTERVAL_MS: '100',
-    });
-    await t.app.listen({ host: '127.0.0.1', port });
-    const mpesa = t.ctx.config.mpesa!;
-    t.ctx.registry = createAdapterRegistry({
-      config: {
-        ...t.ctx.config,
-        mpesa: {
-          ...mpesa,
-          callbackBaseUrl: mpesa.callbackBaseUrl.replace(BASE_URL, `http://127.0.0.1:${port}`),
-        },
+    p = await startProduction(
+      {
+        MPESA_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+        PAYMENT_BACKOFF_BASE_MS: '100',
+        PAYMENT_BACKOFF_MAX_MS: '400',
+        PAYMENT_MAX_ATTEMPTS: '4',
+        PAYMENT_MAX_PENDING_SECONDS: String(MAX_PENDING_SECONDS),
       },
-    });
-    await ensureCatalog(t);
-    worker = startPayments(t.ctx, t.app.log);
-  });
+      { lateCallbackMs: 1200, slowResponseMs: SLOW_RESPONSE_MS },
+    );
+    const [sell] = await rows<{ id: string }>(
+      p.t.ctx.database.db,
+      sql`select id from stocks where symbol = 'ZZSELL'`,
+    );
+    stockIds = { sell: sell!.id };
+  }, 60_000);
   afterAll(async () => {
-    await worker?.stop();
-    await t?.close();
-    await fake?.close();
+    await p?.close();
   });
 
-  /** HOME → STOCKS → Next → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM → BUY_SUBMITTED. */
-  async function buy(partner: Partner, customerId: string, amount: string) {
-    const client = ussdClient(t, partner);
-    let data: UssdData = await client.walk(customerId, ['1', '7']);
-    for (const [choice, state] of [
-      ['1', 'SELECT_STOCK'],
-      ['1', 'BUY_AMOUNT'],
-      [amount, 'BUY_CONFIRM'],
-      ['1', 'BUY_SUBMITTED'],
-    ] as const) {
-      const res = await client.press(data.sessionId, choice);
-      expect(res.statusCode, res.body).toBe(200);
-      data = res.json().data;
-      expect(data.currentState, data.ussdText).toBe(state);
-    }
-    return refOf(data);
-  }
-  const paymentOf = async (partner: Partner, orderId: string) => {
-    const res = await signedInject(t.app, partner, { method: 'GET', url: `/v1/payment/status/${orderId}` });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data.payment as { id: string; status: string };
+  /** Sets up the next request of `operation` to meet `scenario` (`expired-token`: every token so far refused). */
+  const inject = (operation: FakeOperation, scenario: FakeScenario | 'expired-token' | null) => {
+    if (scenario === 'expired-token') p.fake.expireTokens();
+    else if (scenario) p.fake.queue(operation, scenario);
   };
-  const notesOf = async (transactionId: string) =>
-    (
-      await rows<{ kind: string; note: string | null }>(
-        t.ctx.database.db,
-        sql`select kind, note from provider_exchanges where transaction_id = ${transactionId} order by at, id`,
-      )
-    ).map((e) => `${e.kind}: ${e.note ?? ''}`);
+  const newCustomer = async () => {
+    const partner = await createPartner(p.t);
+    const msisdn = nextMsisdn();
+    return { partner, msisdn, customerId: await insertCustomer(p.t, partner, { msisdn }) };
+  };
 
-  it('the STK push is accepted once; the callback, confirmed by query, executes the order', async () => {
-    const partner = await createPartner(t);
-    const customerId = await insertCustomer(t, partner, { msisdn: '254712000031' });
-    const orderId = await buy(partner, customerId, '1000');
-    const paid = await waitFor(
-      async () => {
-        const payment = await paymentOf(partner, orderId);
-        return payment.status === 'PENDING' ? undefined : payment;
-      },
-      15_000,
-      'the payment to settle',
-    );
-    expect(paid.status).toBe('SUCCESS');
-    expect(await orderRow(t, orderId)).toMatchObject({ status: 'EXECUTED' });
-    expect(fake.processed('stk-push')).toBe(1);
-    expect(fake.callbacks.filter((c) => c.kind === 'stk').map((c) => c.status)).toEqual([200]);
-    expect(await notesOf(paid.id)).toContainEqual(
-      expect.stringMatching(/^decision: callback confirmed by query/),
-    );
+  type CollectionCase = {
+    scenario: FakeScenario | 'expired-token' | null;
+    status: 'SUCCESS' | 'FAILED' | 'CANCELLED';
+    prompts: 0 | 1;
+    reason?: RegExp;
+    decision?: RegExp;
+  };
+  const COLLECTIONS: CollectionCase[] = [
+    { scenario: null, status: 'SUCCESS', prompts: 1, decision: /^decision: callback confirmed by query/ },
+    { scenario: 'no-callback', status: 'SUCCESS', prompts: 1 },
+    { scenario: 'duplicate-callback', status: 'SUCCESS', prompts: 1 },
+    { scenario: 'late-callback', status: 'SUCCESS', prompts: 1 },
+    {
+      scenario: 'contradicting-callback',
+      status: 'CANCELLED',
+      prompts: 1,
+      decision: /^decision: suspicious callback: claims SUCCESS, the query says CANCELLED/,
+    },
+    { scenario: 'cancelled', status: 'CANCELLED', prompts: 1, reason: /^M-Pesa 1032: / },
+    { scenario: 'unreachable', status: 'FAILED', prompts: 1, reason: /^M-Pesa 1037: / },
+    { scenario: 'insufficient', status: 'FAILED', prompts: 1, reason: /^M-Pesa 1: / },
+    { scenario: 'string-code', status: 'FAILED', prompts: 1, reason: /^M-Pesa SFC_IC0003: / },
+    // Daraja's 500 did nothing; without a CheckoutRequestID nothing can be asked, and a push is never
+    // sent twice (a second prompt could take the money twice): it fails at the maximum age.
+    {
+      scenario: 'http-500',
+      status: 'FAILED',
+      prompts: 0,
+      reason: new RegExp(`^no answer from the provider within ${MAX_PENDING_SECONDS} s`),
+    },
+    // The customer never answers the prompt: the query says "being processed" until the maximum age.
+    { scenario: 'never-answered', status: 'FAILED', prompts: 1, reason: /^no answer from the provider/ },
+    // Daraja took the push but its answer came after our deadline (or the connection was reset): the
+    // paying callback is adopted by number and amount, then confirmed by STK Query like any other.
+    { scenario: 'slow', status: 'SUCCESS', prompts: 1 },
+    { scenario: 'reset', status: 'SUCCESS', prompts: 1 },
+    // Daraja calls the token invalid before its expiry: a new token, the same single push.
+    { scenario: 'expired-token', status: 'SUCCESS', prompts: 1 },
+  ];
+
+  it.each(COLLECTIONS)(
+    'a buy whose STK push meets $scenario ends $status with $prompts prompt(s)',
+    async (c) => {
+      const { partner, customerId } = await newCustomer();
+      const promptsBefore = p.fake.processed('stk-push');
+      inject(c.scenario === 'expired-token' ? 'token' : 'stk-push', c.scenario);
+      const orderId = await buyThroughUssd(p.t, partner, customerId, '1000');
+      const payment = await settledSide(p.t, partner, orderId, 'payment', (MAX_PENDING_SECONDS + 12) * 1000);
+      expect(payment.status).toBe(c.status);
+      const order = await orderRow(p.t, orderId);
+      expect(order?.status).toBe(c.status === 'SUCCESS' ? 'EXECUTED' : 'FAILED');
+      if (c.reason) expect((await transactionRow(p.t, payment.id))?.failureReason).toMatch(c.reason);
+      if (c.status === 'SUCCESS') {
+        // Paid once: the holding is exactly the order's units, however many callbacks came.
+        const [held] = await rows<{ units: string }>(
+          p.t.ctx.database.db,
+          sql`select sum(units)::text as units from holdings where customer_id = ${customerId}`,
+        );
+        expect(Number(held?.units)).toBe(Number(order?.quantity));
+      }
+      if (c.decision)
+        expect(await notesOf(p.t, payment.id)).toContainEqual(expect.stringMatching(c.decision));
+      // Late callbacks may still arrive; none may prompt again.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(p.fake.processed('stk-push') - promptsBefore).toBe(c.prompts);
+      expect(await requestStateOf(p.t, payment.id)).toMatchObject({ state: 'DONE' });
+    },
+  );
+
+  type PayoutCase = {
+    scenario: FakeScenario | 'expired-token' | null;
+    /** The disbursement's final status, or PENDING with the request in the operator's queue. */
+    status: 'SUCCESS' | 'FAILED' | 'PENDING';
+    payouts: 0 | 1;
+    request: 'DONE' | 'OPERATOR';
+  };
+  const PAYOUTS: PayoutCase[] = [
+    { scenario: null, status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'no-callback', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'duplicate-callback', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'late-callback', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    // The Result says paid, Transaction Status says 2001: the query's word stands.
+    { scenario: 'contradicting-callback', status: 'FAILED', payouts: 1, request: 'DONE' },
+    { scenario: 'insufficient', status: 'FAILED', payouts: 1, request: 'DONE' },
+    { scenario: 'string-code', status: 'FAILED', payouts: 1, request: 'DONE' },
+    { scenario: 'queue-timeout', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'slow', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'reset', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    { scenario: 'expired-token', status: 'SUCCESS', payouts: 1, request: 'DONE' },
+    // Daraja's 500 did nothing, and Transaction Status cannot confirm a payout it never had: a payout
+    // is never re-sent blindly nor failed on a guess. The operator decides; the customer is owed.
+    { scenario: 'http-500', status: 'PENDING', payouts: 0, request: 'OPERATOR' },
+  ];
+
+  it.each(PAYOUTS)(
+    'a sell whose B2C payout meets $scenario ends $status with $payouts payout(s)',
+    async (c) => {
+      const { partner, customerId } = await newCustomer();
+      await insertHolding(p.t, partner, customerId, stockIds.sell, '10.0000');
+      const payoutsBefore = p.fake.processed('b2c-payment');
+      inject(c.scenario === 'expired-token' ? 'token' : 'b2c-payment', c.scenario);
+      const orderId = await sellThroughUssd(p.t, partner, customerId);
+      expect(await orderRow(p.t, orderId)).toMatchObject({
+        side: 'SELL',
+        status: 'EXECUTED',
+        amount: '120.00',
+      });
+      const disbursement =
+        c.status === 'PENDING'
+          ? await waitFor(
+              async () => {
+                const d = (await statusOf(p.t, partner, orderId)).disbursement!;
+                return (await requestStateOf(p.t, d.id))?.state === 'OPERATOR' ? d : undefined;
+              },
+              (MAX_PENDING_SECONDS + 12) * 1000,
+              'the payout to reach the operator',
+            )
+          : await settledSide(p.t, partner, orderId, 'disbursement').catch(async (error: Error) => {
+              // Say what the pipeline recorded: the decisions tell where the payout stopped.
+              const d = (await statusOf(p.t, partner, orderId)).disbursement;
+              throw new Error(`${error.message}\n${d ? (await notesOf(p.t, d.id)).join('\n') : 'no payout'}`);
+            });
+      expect(disbursement).toMatchObject({ status: c.status, amount: '120.00' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(p.fake.processed('b2c-payment') - payoutsBefore).toBe(c.payouts);
+      expect(await requestStateOf(p.t, disbursement.id)).toMatchObject({ state: c.request });
+    },
+  );
+
+  it('a paid buy whose stock was delisted is cancelled by the customer and refunded through B2C', async () => {
+    const { partner, customerId, msisdn } = await newCustomer();
+    await upsertStocks(p.t.ctx.database.db, [
+      { symbol: 'ZZDELIST', name: 'Zulu Delisted Holdings', price: '10.0000', currency: 'KES' },
+    ]);
+    // No callback: the sweep learns of the payment a second later, after the stock is delisted.
+    p.fake.queue('stk-push', 'no-callback');
+    const orderId = await buyThroughUssd(p.t, partner, customerId, '500', 'ZZDELIST');
+    await rows(p.t.ctx.database.db, sql`update stocks set is_active = false where symbol = 'ZZDELIST'`);
+    expect(await settledSide(p.t, partner, orderId, 'payment')).toMatchObject({ status: 'SUCCESS' });
+    expect(await orderRow(p.t, orderId)).toMatchObject({ status: 'PAID' });
+
+    const payoutsBefore = p.fake.processed('b2c-payment');
+    const client = ussdClient(p.t, partner);
+    let screen: UssdData = await client.walk(customerId, ['2', '1', '1', '1']);
+    expect(screen.currentState, screen.ussdText).toBe('CANCEL_REQUEST_CONFIRMATION');
+    screen = (await client.press(screen.sessionId, '1')).json().data;
+    expect(screen.currentState).toBe('REQUEST_CANCELLED');
+    const refund = await settledSide(p.t, partner, orderId, 'disbursement');
+    expect(refund).toMatchObject({ status: 'SUCCESS', amount: '500.00' });
+    expect(await orderRow(p.t, orderId)).toMatchObject({ status: 'CANCELLED' });
+    expect(p.fake.processed('b2c-payment') - payoutsBefore).toBe(1);
+    const paidTo = p.fake.requests.filter((r) => r.operation === 'b2c-payment').at(-1)?.body as {
+      PartyB: string;
+      Amount: number;
+    };
+    expect(paidTo).toMatchObject({ PartyB: msisdn, Amount: 500 });
   });
 
-  it('a callback the query contradicts pays nothing', async () => {
-    const partner = await createPartner(t);
-    const customerId = await insertCustomer(t, partner, { msisdn: '254712000032' });
-    const callbacksBefore = fake.callbacks.length;
-    fake.queue('stk-push', 'contradicting-callback');
-    const orderId = await buy(partner, customerId, '1000');
-    await fake.waitForCallbacks(callbacksBefore + 1, 10_000);
-    const payment = await paymentOf(partner, orderId);
-    await waitFor(
-      async () =>
-        (await notesOf(payment.id)).some((n) => n.startsWith('decision: suspicious callback')) || undefined,
-      10_000,
-      'the callback to be judged',
-    );
-    const settled = await waitFor(
-      async () => {
-        const p = await paymentOf(partner, orderId);
-        return p.status === 'PENDING' ? undefined : p;
-      },
-      15_000,
-      'reconciliation',
-    );
-    // The query's word (1032, cancelled) stands; the callback's "paid" changed nothing.
-    expect(settled.status).toBe('CANCELLED');
-    expect(await orderRow(t, orderId)).not.toMatchObject({ status: 'EXECUTED' });
-    expect(fake.processed('stk-push')).toBe(2);
+  it("the operator's record shows every exchange with the path token and credentials redacted", async () => {
+    const { partner, customerId } = await newCustomer();
+    await insertHolding(p.t, partner, customerId, stockIds.sell, '10.0000');
+    p.fake.queue('b2c-payment', 'queue-timeout');
+    const orderId = await sellThroughUssd(p.t, partner, customerId);
+    const payout = await settledSide(p.t, partner, orderId, 'disbursement');
+    const res = await p.t.admin.inject({
+      method: 'GET',
+      url: `/admin/transactions/${payout.id}`,
+      headers: { authorization: `Bearer ${p.t.ctx.secrets.adminToken}` },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const text = res.body;
+    expect(text).toContain('b2c-payment');
+    expect(text).toContain('callback:b2c-timeout');
+    expect(text).toContain('[REDACTED]');
+    expect(text).not.toContain(CALLBACK_TOKEN);
+    expect(text).not.toContain('fake-security-credential');
+    expect(text).not.toContain('fake-consumer-secret');
   });
 });

@@ -31,8 +31,11 @@ export type QueryResult =
   | { kind: 'pending'; exchanges: ExchangeRecord[] }
   /** The provider has no such request: it was never received, so sending is safe. */
   | { kind: 'not-found'; exchanges: ExchangeRecord[] }
-  /** Could not ask, or the answer cannot be read, or it comes later by callback (B2C Transaction Status). */
-  | { kind: 'unknown'; reason: string; exchanges: ExchangeRecord[] };
+  /**
+   * Could not ask, or the answer cannot be read, or it comes later by callback (B2C Transaction
+   * Status: `providerIds` then names the query, so that its answer can be matched to the request).
+   */
+  | { kind: 'unknown'; reason: string; exchanges: ExchangeRecord[]; providerIds?: Record<string, string> };
 
 /** A provider as the pipeline drives it: it only asks and queries; the pipeline decides. */
 export interface PaymentAdapter {

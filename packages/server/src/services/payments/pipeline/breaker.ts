@@ -1,7 +1,8 @@
 /**
- * A per-adapter circuit breaker of this process: `threshold` consecutive calls on which the provider
- * itself failed (a timeout, a reset or refused connection, an HTTP 5xx: `providerFailed`) open it; a
- * refusal such as a 400 or a 401 is an answer, and counts as the provider being up; while open the worker does not claim that
+ * A per-adapter circuit breaker of this process: `threshold` consecutive calls that learned nothing
+ * because the provider itself failed (a timeout, a reset or refused connection, an HTTP 5xx:
+ * `providerFailed`) open it; a refusal such as a 400 or a 401, or a pending answer, is an answer and
+ * counts as the provider being up; while open the worker does not claim that
  * adapter's requests (they stay due, for later or for another instance). After `cooldownMs` it is
  * half-open: one request may go; its success closes the breaker, its failure opens it again.
  * Ours rather than cockatiel's ConsecutiveBreaker: outcomes here are values, not exceptions, and the

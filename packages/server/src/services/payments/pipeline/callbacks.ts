@@ -1,11 +1,11 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.ts';
-import { one, run } from '../../../db/query.ts';
+import { one, rows, run } from '../../../db/query.ts';
 import type { ExchangeRecord } from '../providers/outcome.ts';
 import type { FinalStatus, QueryResult } from './adapter.ts';
 import { applyFinal, type Decided, decideOnQuery } from './decide.ts';
-import { loadRequest, recordDecision, recordExchanges, setState } from './store.ts';
+import { loadRequest, mergeProviderIds, recordDecision, recordExchanges, setState } from './store.ts';
 import { adaptersOf, type PipelineDeps } from './types.ts';
 import { callQuery } from './worker.ts';
 
@@ -28,6 +28,40 @@ export async function findRequestByProviderId(
     and (provider_ids @> ${JSON.stringify({ [key]: value })}::jsonb${byId})
   limit 1`,
   );
+}
+
+/**
+ * A collection whose send timed out or was reset after the provider took it: we never learned the
+ * provider's id, so its callback matches nothing by id. This adopts it by what the paying callback
+ * tells (the number that paid and the amount): exactly one unsettled COLLECT request of this adapter
+ * without `key` in its ids, on a PENDING transaction of that number and amount, gets `ids` and is
+ * returned; none or several: undefined (left to the operator). Nothing is applied here: the caller
+ * hands the callback to `handleCallback`, which confirms by querying the provider with those ids.
+ */
+export async function adoptOrphanCollection(
+  db: Queryable,
+  adapterName: string,
+  input: { key: string; msisdn: string; amount: string; ids: Record<string, string> },
+): Promise<{ id: string; transactionId: string } | undefined> {
+  const digits = input.msisdn.replace(/\D/g, '');
+  const candidates = await rows<{ id: string; transactionId: string }>(
+    db,
+    sql`select r.id, r.transaction_id as "transactionId" from provider_requests r
+  join transactions t on t.id = r.transaction_id
+  where r.adapter = ${adapterName} and r.operation = 'COLLECT'
+    and r.state in ('SENDING', 'UNCERTAIN', 'AWAITING') and not (r.provider_ids ? ${input.key})
+    and t.status = 'PENDING' and regexp_replace(t.msisdn, '\D', '', 'g') = ${digits}
+    and t.amount = ${input.amount}::numeric
+  limit 2`,
+  );
+  if (candidates.length !== 1) return undefined;
+  const [only] = candidates;
+  await run(
+    db,
+    sql`update provider_requests set provider_ids = provider_ids || ${JSON.stringify(input.ids)}::jsonb
+  where id = ${only!.id} and not (provider_ids ? ${input.key})`,
+  );
+  return only;
 }
 
 /**
@@ -95,6 +129,8 @@ export async function handleCallback(
       const current = await loadRequest(tx, request.id, true);
       if (!current) return 'unconfirmed';
       await recordExchanges(tx, current, 'query', answer.exchanges);
+      if (answer.kind === 'unknown' && answer.providerIds)
+        await mergeProviderIds(tx, current.id, answer.providerIds);
       if (answer.kind !== 'final') {
         await recordDecision(
           tx,

@@ -1,7 +1,13 @@
 import type { AppContext } from '../../../context.ts';
 import type { CallbackPipeline } from '../callback-pipeline.ts';
 import type { Log } from '../provider.ts';
-import { findRequestByProviderId, handleCallback, recordQueryAnswer, recordUnmatched } from './callbacks.ts';
+import {
+  adoptOrphanCollection,
+  findRequestByProviderId,
+  handleCallback,
+  recordQueryAnswer,
+  recordUnmatched,
+} from './callbacks.ts';
 import type { PipelineDeps } from './types.ts';
 import { type PaymentWorker, startPaymentWorker } from './worker.ts';
 
@@ -38,6 +44,7 @@ export function callbackPipelineFor(ctx: AppContext, log: Log): CallbackPipeline
   return {
     findRequestByProviderId: (adapterName, key, value) =>
       findRequestByProviderId(deps.db, adapterName, key, value),
+    adoptOrphanCollection: (adapterName, input) => adoptOrphanCollection(deps.db, adapterName, input),
     handleCallback: (input) => handleCallback(deps, input),
     recordQueryAnswer: (requestId, result) => recordQueryAnswer(deps, requestId, result),
     recordUnmatched: (adapterName, exchange, reason) => recordUnmatched(deps, adapterName, exchange, reason),

@@ -96,6 +96,14 @@ export async function setState(q: Queryable, id: string, change: StateChange, no
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
 /** Records the HTTP exchanges of one call (`kind` request, query or callback). */
+/** Adds ids a provider gave us (e.g. the id of a status query whose answer comes by callback). */
+export async function mergeProviderIds(q: Queryable, id: string, ids: Record<string, string>): Promise<void> {
+  await run(
+    q,
+    sql`update provider_requests set provider_ids = provider_ids || ${JSON.stringify(ids)}::jsonb where id = ${id}`,
+  );
+}
+
 export async function recordExchanges(
   q: Queryable,
   request: { id: string; transactionId: string; providerIds: Record<string, string> },

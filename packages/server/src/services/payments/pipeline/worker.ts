@@ -8,6 +8,7 @@ import {
   claimDue,
   type LoadedRequest,
   loadRequest,
+  mergeProviderIds,
   recordDecision,
   recordExchanges,
   setState,
@@ -44,16 +45,23 @@ async function call<R extends SendResult | QueryResult>(
     { adapter: adapter.name, operation },
     (performance.now() - started) / 1000,
   );
-  // Only the provider's own failures count; an adapter that threw (our fault) counts neither way.
-  if (providerFailed(result.exchanges)) deps.breakers?.failure(adapter.name);
-  else if (result.exchanges.length > 0 || ANSWERED.has(result.kind)) deps.breakers?.success(adapter.name);
+  // Only the provider's own failures count: a call that learned nothing because the provider did not
+  // answer or answered 5xx. A pending answer sent as a 500 (Daraja's "being processed") is an answer.
+  // An adapter that threw (our fault) counts neither way.
+  if (ANSWERED.has(result.kind)) deps.breakers?.success(adapter.name);
+  else if (providerFailed(result.exchanges)) deps.breakers?.failure(adapter.name);
+  else if (result.exchanges.length > 0) deps.breakers?.success(adapter.name);
   return result;
 }
 
 export const callQuery = (deps: PipelineDeps, adapter: PaymentAdapter, request: LoadedRequest) =>
   call(deps, adapter, 'query', () => adapter.query(request));
 
-type Calls = Array<{ kind: 'request' | 'query'; exchanges: SendResult['exchanges'] }>;
+type Calls = Array<{
+  kind: 'request' | 'query';
+  exchanges: SendResult['exchanges'];
+  providerIds?: Record<string, string>;
+}>;
 type Decide = (tx: Tx, current: LoadedRequest, now: Date) => Promise<Decided>;
 
 /**
@@ -73,7 +81,10 @@ async function record(
   const decided = await deps.db.transaction(async (tx) => {
     const current = await loadRequest(tx, request.id, true);
     if (!current) return undefined;
-    for (const c of calls) await recordExchanges(tx, current, c.kind, c.exchanges);
+    for (const c of calls) {
+      await recordExchanges(tx, current, c.kind, c.exchanges);
+      if (c.providerIds) await mergeProviderIds(tx, current.id, c.providerIds);
+    }
     const held =
       current.state === 'SENDING' &&
       current.lockedUntil !== null &&
@@ -107,7 +118,11 @@ async function processClaimed(
   if (claim.previousState !== 'QUEUED') {
     // UNCERTAIN, AWAITING, or SENDING whose holder died: the request may have reached the provider.
     const answer = await callQuery(deps, adapter, request);
-    calls.push({ kind: 'query', exchanges: answer.exchanges });
+    calls.push({
+      kind: 'query',
+      exchanges: answer.exchanges,
+      ...(answer.kind === 'unknown' && answer.providerIds ? { providerIds: answer.providerIds } : {}),
+    });
     if (answer.kind !== 'not-found') {
       return record(deps, request, lease, calls, 'query', (tx, current, now) =>
         decideOnQuery(tx, deps, current, answer, now, adapter.reconcileAfterMs),

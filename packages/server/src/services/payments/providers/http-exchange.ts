@@ -2,13 +2,23 @@ import type { ExchangeRecord } from './outcome.ts';
 
 export const REDACTED = '[REDACTED]';
 
-/** Returns a copy of `value` whose properties named in `secretKeys` (at any depth) are redacted. */
-export function redact(value: unknown, secretKeys: ReadonlySet<string>): unknown {
-  if (Array.isArray(value)) return value.map((item) => redact(item, secretKeys));
+/**
+ * Returns a copy of `value` whose properties named in `secretKeys` (at any depth) are redacted, and
+ * in whose strings every occurrence of a `secretValues` entry (e.g. the callback path token inside
+ * CallBackURL) is replaced by the marker.
+ */
+export function redact(
+  value: unknown,
+  secretKeys: ReadonlySet<string>,
+  secretValues: readonly string[] = [],
+): unknown {
+  if (typeof value === 'string')
+    return secretValues.reduce((text, secret) => (secret ? text.replaceAll(secret, REDACTED) : text), value);
+  if (Array.isArray(value)) return value.map((item) => redact(item, secretKeys, secretValues));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
-    out[key] = secretKeys.has(key) ? REDACTED : redact(inner, secretKeys);
+    out[key] = secretKeys.has(key) ? REDACTED : redact(inner, secretKeys, secretValues);
   }
   return out;
 }
@@ -27,6 +37,8 @@ export type HttpRequest = {
   body?: unknown;
   timeoutMs: number;
   secretKeys: ReadonlySet<string>;
+  /** Strings redacted wherever they occur in a recorded body (a path token inside a URL). */
+  secretValues?: readonly string[];
   fetch?: typeof fetch;
 };
 
@@ -46,7 +58,8 @@ export async function sendHttp(
     operation: request.operation,
     method: request.method,
     path: url.pathname,
-    requestBody: request.body === undefined ? null : redact(request.body, request.secretKeys),
+    requestBody:
+      request.body === undefined ? null : redact(request.body, request.secretKeys, request.secretValues),
     status: null,
     responseBody: null,
     startedAt,
@@ -67,7 +80,7 @@ export async function sendHttp(
     const text = await response.text();
     answer = { ok: true, status: response.status, json: parseJson(text), text };
     record.status = response.status;
-    record.responseBody = redact(answer.json ?? text, request.secretKeys);
+    record.responseBody = redact(answer.json ?? text, request.secretKeys, request.secretValues);
   } catch (err) {
     answer = classifyFailure(err);
     record.error = `${answer.failure}: ${answer.detail}`;

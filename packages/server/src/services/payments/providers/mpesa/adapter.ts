@@ -138,6 +138,8 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
         body: makeBody(),
         timeoutMs: requestMs,
         secretKeys: MPESA_SECRET_KEYS,
+        // CallBackURL, ResultURL and QueueTimeOutURL carry the callback path token.
+        secretValues: [config.callbackToken],
         fetch: options.fetch,
       });
       exchanges.push(record);

@@ -1,6 +1,7 @@
 import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.ts';
 import type { QueryResult } from '../../pipeline/adapter.ts';
 import type { Log } from '../../provider.ts';
+import { redact } from '../http-exchange.ts';
 import type { ExchangeRecord } from '../outcome.ts';
 import {
   CALLBACK_ACK,
@@ -13,8 +14,14 @@ import {
 import type { MpesaCallbackKind } from './config.ts';
 import { DARAJA_IDS } from './pipeline-adapter.ts';
 import { DARAJA_RESULT_CODES } from './result-codes.ts';
+import { MPESA_SECRET_KEYS } from './token.ts';
 
 export const MPESA_ADAPTER_NAME = 'mpesa';
+/** How long a callback whose id matches nothing yet is looked up again, and how often. */
+const MATCH_WAIT_MS = 2000;
+const MATCH_RETRY_MS = 100;
+
+type Matched = { id: string; transactionId: string };
 export const DARAJA_CALLBACK_KINDS: readonly MpesaCallbackKind[] = [
   'stk',
   'b2c-result',
@@ -34,7 +41,15 @@ export type InboundOutcome = CallbackVerdict | 'recorded' | 'malformed' | 'unmat
  */
 export async function handleDarajaCallback(
   pipeline: CallbackPipeline,
-  input: { kind: MpesaCallbackKind; rawBody: string; receivedAt: Date; log: Log },
+  input: {
+    kind: MpesaCallbackKind;
+    rawBody: string;
+    receivedAt: Date;
+    log: Log;
+    matchWaitMs?: number;
+    /** Redacted wherever they occur in the recorded body (the path token, echoed by a QueueTimeOut). */
+    secretValues?: readonly string[];
+  },
 ): Promise<InboundOutcome> {
   const { kind, rawBody, log } = input;
   const exchange = (error: string | null = null): ExchangeRecord => ({
@@ -43,7 +58,8 @@ export async function handleDarajaCallback(
     method: 'POST',
     // Never the path token: the record names the route by its kind alone.
     path: `/v1/payments/callbacks/daraja/[token]/${kind}`,
-    requestBody: jsonOrText(rawBody),
+    // A QueueTimeOut echoes our own request: its SecurityCredential and the token in its URLs.
+    requestBody: redact(jsonOrText(rawBody), MPESA_SECRET_KEYS, input.secretValues),
     status: 200,
     responseBody: CALLBACK_ACK,
     startedAt: input.receivedAt,
@@ -56,8 +72,20 @@ export async function handleDarajaCallback(
     await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(error), `malformed: ${error}`);
     return 'malformed';
   };
-  const find = async (key: string, value: string) => {
-    const found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
+  const find = async (key: string, value: string, orphan?: () => Promise<Matched | undefined>) => {
+    // A callback can overtake the commit of the answer that gave us its id (Daraja calls back within
+    // a second or two): look again for a while before calling it unmatched.
+    const deadline = Date.now() + (input.matchWaitMs ?? MATCH_WAIT_MS);
+    let found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
+    while (!found && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
+      found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
+    }
+    if (!found && orphan) {
+      found = await orphan();
+      if (found)
+        log.warn({ kind, key, value, requestId: found.id }, 'Daraja callback adopted by number and amount');
+    }
     if (!found) {
       log.warn({ kind, key, value }, 'Daraja callback: no request of ours has this id');
       await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), `unmatched ${key} ${value}`);
@@ -70,7 +98,23 @@ export async function handleDarajaCallback(
       const parsed = parseStkCallback(rawBody);
       if (!parsed.ok) return malformed(parsed.error);
       const cb = parsed.value;
-      const request = await find(DARAJA_IDS.checkoutRequestId, cb.checkoutRequestId);
+      // A push whose answer we never got (timeout, reset) has no CheckoutRequestID of ours: a paying
+      // callback is matched by its number and amount, and then confirmed by STK Query like any other.
+      const payment = cb.payment;
+      const orphan =
+        payment?.phoneNumber && pipeline.adoptOrphanCollection
+          ? () =>
+              pipeline.adoptOrphanCollection!(MPESA_ADAPTER_NAME, {
+                key: DARAJA_IDS.checkoutRequestId,
+                msisdn: payment.phoneNumber!,
+                amount: String(payment.amount),
+                ids: {
+                  [DARAJA_IDS.checkoutRequestId]: cb.checkoutRequestId,
+                  [DARAJA_IDS.merchantRequestId]: cb.merchantRequestId,
+                },
+              })
+          : undefined;
+      const request = await find(DARAJA_IDS.checkoutRequestId, cb.checkoutRequestId, orphan);
       if (!request) return 'unmatched';
       return pipeline.handleCallback({
         adapterName: MPESA_ADAPTER_NAME,
@@ -119,13 +163,12 @@ export async function handleDarajaCallback(
       if (!parsed.ok) return malformed(parsed.error);
       const r = parsed.value;
       // The payout's id is in the parameters; the Result's own OriginatorConversationID is the query's.
+      // A failed payout's answer may not carry it (Daraja documents only the completed shape): then
+      // the Result's own id, that of our query, names the payout we asked about.
       const payoutId = stringParameter(r, 'OriginatorConversationID');
-      if (!payoutId) {
-        log.warn({ kind, code: r.code }, 'Daraja Transaction Status answer names no payout');
-        await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), `no payout id (code ${r.code})`);
-        return 'unmatched';
-      }
-      const request = await find(DARAJA_IDS.originatorConversationId, payoutId);
+      const request = payoutId
+        ? await find(DARAJA_IDS.originatorConversationId, payoutId)
+        : await find(DARAJA_IDS.statusQueryId, r.originatorConversationId);
       if (!request) return 'unmatched';
       await pipeline.recordQueryAnswer(request.id, transactionStatusAnswer(r, exchange()));
       return 'recorded';

@@ -24,6 +24,8 @@ export const DARAJA_IDS = {
   originatorConversationId: 'originatorConversationId',
   paidAmount: 'paidAmount',
   unpaidRemainder: 'unpaidRemainder',
+  /** The OriginatorConversationID of our latest Transaction Status query about a payout. */
+  statusQueryId: 'statusQueryId',
 } as const;
 
 /** `+2547…`, `2547…` or `07…`/`01…` as Daraja's twelve digits; undefined for anything else. */
@@ -154,11 +156,15 @@ export function createDarajaPaymentAdapter(
       originatorConversationId: request.id,
       remarks: 'reconciliation',
     });
-    const reason =
-      outcome.kind === 'accepted'
-        ? 'Transaction Status asked: the answer comes on the status-result callback'
-        : describe(outcome);
-    return { kind: 'unknown', reason, exchanges: outcome.exchanges };
+    if (outcome.kind !== 'accepted')
+      return { kind: 'unknown', reason: describe(outcome), exchanges: outcome.exchanges };
+    return {
+      kind: 'unknown',
+      reason: 'Transaction Status asked: the answer comes on the status-result callback',
+      exchanges: outcome.exchanges,
+      // Its Result carries this id; a failed payout's Result may not name the payout itself.
+      providerIds: { [DARAJA_IDS.statusQueryId]: outcome.value.originatorConversationId },
+    };
   }
 
   return {
