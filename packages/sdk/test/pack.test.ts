@@ -258,6 +258,22 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     expect(out.missing).toEqual({ notFound: true, status: 404 });
   });
 
+  it('the README quick start, copied as it is, reaches a created customer', async () => {
+    const readme = readFileSync(path.join(ROOT, 'packages/sdk/README.md'), 'utf8');
+    const code = /## First call[^\n]*\n[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(code).toContain("from '@partner-api/sdk'");
+    writeFileSync(path.join(app, 'readme-quickstart.mjs'), code!);
+    const { credentials } = sandbox;
+    writeFileSync(path.join(app, 'partner-key.pem'), credentials.privateKey, { mode: 0o600 });
+    const out = await ok(process.execPath, ['readme-quickstart.mjs'], app, {
+      PARTNER_BASE_URL: credentials.baseUrl,
+      PARTNER_CLIENT_ID: credentials.clientId,
+      PARTNER_CLIENT_SECRET: credentials.clientSecret,
+      PARTNER_KEY_ID: credentials.keyId,
+    });
+    expect(out).toMatch(/^Demo Investments: customer c[a-z0-9]{24}\n\nWelcome to Demo Investments\n/);
+  });
+
   it('require() from CommonJS', async () => {
     writeFileSync(path.join(app, 'quickstart.cjs'), CJS_SCRIPT);
     const out = JSON.parse(
