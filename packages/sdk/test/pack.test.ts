@@ -231,6 +231,7 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     expect(dts).not.toContain('@partner-api/');
     const cli = tarballs['@partner-api/partner-cli']!;
     expect(cli.files.map((f) => f.path).sort()).toEqual([
+      'README.md',
       'dist/partner.js',
       'dist/partner.js.map',
       'package.json',
