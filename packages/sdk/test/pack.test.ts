@@ -68,6 +68,7 @@ const created = await client.customers.create({
 });
 const fetched = await client.customers.get(created.data.id);
 const home = await client.ussd.start(created.data.id);
+const stocks = await client.ussd.process(home.data.sessionId, '1');
 const missing = await client.customers.get('c000000000000000000000000').catch((error) => error);
 console.log(JSON.stringify({
   resolved: import.meta.resolve('@partner-api/sdk'),
@@ -77,6 +78,7 @@ console.log(JSON.stringify({
   created: created.data,
   fetched: fetched.data,
   ussd: home.data,
+  next: stocks.data.currentState,
   missing: { notFound: missing instanceof NotFoundError, status: missing.status },
 }));
 `;
@@ -256,6 +258,7 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     expect(out.fetched).toEqual(out.created);
     expect(out.ussd.currentState).toBe('HOME');
     expect(out.ussd.ussdText).toContain('Welcome to Demo Investments');
+    expect(out.next).toBe('STOCKS');
     expect(out.missing).toEqual({ notFound: true, status: 404 });
   });
 
