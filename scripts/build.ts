@@ -1,51 +1,60 @@
 /**
- * `npm run build`: the operator CLI `partner-api` (which serves) and the partner CLI `partner`, with
- * the server, contract and SDK inside, as plain JavaScript in packages/cli/dist/. Production runs them
- * on node alone: no TypeScript loader held in every server's memory (about 80 MB per process,
- * docs/performance.md). Third-party packages stay in node_modules (PGlite's wasm, pg, Fastify...):
- * only this repository's own workspaces are bundled. Takes about a second; `npm start` runs it first.
+ * `npm run build` (`tsx scripts/build.ts [server] [sdk] [partner-cli]`, all three by default):
+ *
+ * - server: the operator CLI `partner-api` (which serves), with the server, contract and SDK inside,
+ *   as plain JavaScript in packages/cli/dist/. Production runs it on node alone: no TypeScript loader
+ *   held in every server's memory (about 80 MB per process, docs/performance.md). Third-party packages
+ *   stay in node_modules (PGlite's wasm, pg, Fastify...). About a second; `npm start` runs it first.
+ * - sdk: packages/sdk/dist, the package partners install: ESM, CommonJS and .d.ts (tsup), with the
+ *   contract bundled in and zod / structured-headers left as the package's dependencies.
+ * - partner-cli: packages/partner-cli/dist/partner.js, the `partner` bin (sources in packages/cli/src),
+ *   with the SDK and contract bundled in and its third-party packages as that package's dependencies.
+ *
+ * docs/decisions.md ("Packages") says why. Every build resolves our workspaces with the
+ * `@partner-api/source` export condition, i.e. from their TypeScript sources, never a stale dist.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WORKSPACES = ['contract', 'server', 'sdk', 'cli'];
+/** The export condition that points our workspaces at their sources (tsconfig customConditions). */
+export const SOURCE_CONDITION = '@partner-api/source';
 
-const external = [
-  ...new Set(
-    WORKSPACES.flatMap((name) => {
-      const manifest = JSON.parse(readFileSync(path.join(ROOT, 'packages', name, 'package.json'), 'utf8'));
-      return Object.keys(manifest.dependencies ?? {}).filter((dep) => !dep.startsWith('@partner-api/'));
-    }),
-  ),
-].flatMap((dep) => [dep, `${dep}/*`]);
+type Manifest = { dependencies?: Record<string, string> };
+const manifest = (dir: string): Manifest =>
+  JSON.parse(readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8'));
+const thirdParty = (deps: string[]) =>
+  deps.filter((dep) => !dep.startsWith('@partner-api/')).flatMap((dep) => [dep, `${dep}/*`]);
 
-/** Writes packages/cli/dist/{partner-api,partner}.js; returns their paths. */
-export async function buildBundles({ quiet = false } = {}): Promise<string[]> {
-  const result = await build({
-    entryPoints: ['partner-api', 'partner'].map((name) => path.join(ROOT, 'packages/cli/src', `${name}.ts`)),
-    outdir: path.join(ROOT, 'packages/cli/dist'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external,
-    sourcemap: 'linked',
-    logLevel: 'warning',
-    write: false,
-  });
+const external = thirdParty([
+  ...new Set(WORKSPACES.flatMap((name) => Object.keys(manifest(`packages/${name}`).dependencies ?? {}))),
+]);
+
+const NODE_BUNDLE: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  conditions: [SOURCE_CONDITION],
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  write: false,
+};
+
+/** Writes esbuild's output files; a .js gets node's shebang instead of the sources' `npx tsx` one. */
+function writeOutput(files: { path: string; text: string }[], quiet: boolean): string[] {
   const written: string[] = [];
-
-  for (const file of result.outputFiles) {
-    // The sources' `#!/usr/bin/env -S npx tsx` becomes node's own.
-    const text = file.path.endsWith('.js')
-      ? file.text.replace(/^#!.*\n/, '#!/usr/bin/env node\n')
-      : file.text;
+  for (const file of files) {
+    const isJs = file.path.endsWith('.js');
+    const text = isJs ? file.text.replace(/^#!.*\n/, '#!/usr/bin/env node\n') : file.text;
     mkdirSync(path.dirname(file.path), { recursive: true });
-    writeFileSync(file.path, text, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
-    if (!file.path.endsWith('.js')) continue;
+    writeFileSync(file.path, text, { mode: isJs ? 0o755 : 0o644 });
+    if (!isJs) continue;
     written.push(file.path);
     if (!quiet)
       console.log(`built ${path.relative(ROOT, file.path)} (${Math.round(text.length / 1024)} KiB)`);
@@ -53,4 +62,86 @@ export async function buildBundles({ quiet = false } = {}): Promise<string[]> {
   return written;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildBundles();
+/** Writes packages/cli/dist/partner-api.js (what `npm start` runs); returns its path. */
+export async function buildBundles({ quiet = false } = {}): Promise<string[]> {
+  const result = await build({
+    ...NODE_BUNDLE,
+    entryPoints: [path.join(ROOT, 'packages/cli/src/partner-api.ts')],
+    outdir: path.join(ROOT, 'packages/cli/dist'),
+    external,
+  });
+  return writeOutput(result.outputFiles ?? [], quiet);
+}
+
+/**
+ * Writes packages/partner-cli/dist/partner.js. Fails when the bundle imports a package that
+ * packages/partner-cli/package.json does not depend on: an installed `partner` would not find it.
+ */
+export async function buildPartnerCli({ quiet = false } = {}): Promise<string[]> {
+  const dir = path.join(ROOT, 'packages/partner-cli');
+  const dependencies = Object.keys(manifest('packages/partner-cli').dependencies ?? {});
+  const result = await build({
+    ...NODE_BUNDLE,
+    entryPoints: [path.join(ROOT, 'packages/cli/src/partner.ts')],
+    outdir: path.join(dir, 'dist'),
+    external: thirdParty(dependencies),
+    metafile: true,
+  });
+  const builtin = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)]);
+  const imported = Object.values(result.metafile.outputs).flatMap((output) =>
+    output.imports.filter((i) => i.external && !builtin.has(i.path)).map((i) => i.path),
+  );
+  const undeclared = imported.filter(
+    (spec) => !dependencies.some((dep) => spec === dep || spec.startsWith(`${dep}/`)),
+  );
+  if (undeclared.length > 0) {
+    throw new Error(`partner-cli bundle imports packages it does not depend on: ${undeclared.join(', ')}`);
+  }
+  rmSync(path.join(dir, 'dist'), { recursive: true, force: true });
+  return writeOutput(result.outputFiles ?? [], quiet);
+}
+
+/** Writes packages/sdk/dist: index.js (ESM), index.cjs, index.d.ts and index.d.cts, with source maps. */
+export async function buildSdk({ quiet = false } = {}): Promise<string[]> {
+  const { build: tsup } = await import('tsup');
+  const dir = path.join(ROOT, 'packages/sdk');
+  const dependencies = Object.keys(manifest('packages/sdk').dependencies ?? {});
+  const contract = path.join(ROOT, 'packages/contract/src/index.ts');
+  await tsup({
+    entry: { index: path.join(dir, 'src/index.ts') },
+    outDir: path.join(dir, 'dist'),
+    format: ['esm', 'cjs'],
+    platform: 'node',
+    target: 'node20',
+    // The contract is our code: inside the bundle and inside the .d.ts (through `paths`, which makes
+    // the declaration bundler treat it as local); zod and structured-headers stay imports.
+    noExternal: [/^@partner-api\//],
+    external: dependencies,
+    dts: { compilerOptions: { baseUrl: ROOT, paths: { '@partner-api/contract': [contract] } } },
+    tsconfig: path.join(ROOT, 'tsconfig.json'),
+    esbuildOptions(options) {
+      options.conditions = [SOURCE_CONDITION];
+    },
+    sourcemap: true,
+    clean: true,
+    silent: true,
+  });
+  const outputs = ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts'].map((name) =>
+    path.join(dir, 'dist', name),
+  );
+  if (!quiet) for (const file of outputs) console.log(`built ${path.relative(ROOT, file)}`);
+  return outputs;
+}
+
+const TARGETS = { server: buildBundles, sdk: buildSdk, 'partner-cli': buildPartnerCli } as const;
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const names = process.argv.slice(2);
+  for (const name of names) {
+    if (!(name in TARGETS))
+      throw new Error(`unknown build target ${name}: ${Object.keys(TARGETS).join(', ')}`);
+  }
+  for (const name of names.length > 0 ? names : Object.keys(TARGETS)) {
+    await TARGETS[name as keyof typeof TARGETS]();
+  }
+}

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S npx tsx
+#!/usr/bin/env -S npx tsx --conditions=@partner-api/source
 import { IDENTIFICATION_TYPES } from '@partner-api/contract';
 import {
   type CustomerCreate,

@@ -11,9 +11,13 @@ const PARTNER = path.join(ROOT, 'packages/cli/src/partner.ts');
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
-/** One `partner` process, the way a partner runs it: `node --import tsx packages/cli/src/partner.ts ...`. */
+/**
+ * One `partner` process from the sources: `node --conditions=@partner-api/source --import tsx
+ * packages/cli/src/partner.ts ...` (the condition picks the SDK's sources over its dist). The packed
+ * and installed `partner` is tested by packages/sdk/test/pack.test.ts.
+ */
 function partner(args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', PARTNER, ...args], {
+  return spawn(process.execPath, ['--conditions=@partner-api/source', '--import', 'tsx', PARTNER, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: 'pipe',
