@@ -1,0 +1,4 @@
+import { providerContract } from '../provider-contract.ts';
+import { startMtnHarness } from './harness.ts';
+
+providerContract('MTN MoMo', startMtnHarness);
