@@ -554,4 +554,3 @@ function httpUrl(v: string): boolean {
 }
 const b64url = (n: number) => randomBytes(n).toString('base64url');
 const shortestDecimal = (text: string) => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
-
