@@ -47,7 +47,9 @@ export type MtnStatusBody = MtnMapped & {
 };
 
 export function parseMtnStatus(body: unknown): ParseResult<MtnStatusBody> {
-  const parsed = statusBody.safeParse(asJson(body));
+  const json = asJson(body);
+  if (json === undefined) return { ok: false, error: 'body: not JSON' };
+  const parsed = statusBody.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { ok: false, error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` };

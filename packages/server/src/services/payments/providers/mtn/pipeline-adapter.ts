@@ -54,7 +54,7 @@ export function createMtnPaymentAdapter(
     if (!msisdn) return refusedBeforeSending(`not an MTN-form number: ${request.msisdn}`);
     if (request.amount.currency !== config.currency)
       return refusedBeforeSending(`MTN here takes ${config.currency}, not ${request.amount.currency}`);
-    if (!request.amount.amount.gt(0)) return refusedBeforeSending('the amount must be positive');
+    if (!request.amount.amount.gt('0')) return refusedBeforeSending('the amount must be positive');
     const referenceId = mtnReferenceId(request.id);
     const input = {
       referenceId,
