@@ -9,7 +9,7 @@ import { mtnPerTest, paymentInput } from './harness.ts';
 
 const start = mtnPerTest();
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const valueOf = (outcome: CallOutcome<MtnStatusBody>) => {
+const answerOf = (outcome: CallOutcome<MtnStatusBody>) => {
   if (outcome.kind !== 'accepted') throw new Error(`${outcome.kind}`);
   return outcome.value;
 };
@@ -43,13 +43,13 @@ describe('MTN adapter against the fake, over HTTP', () => {
     const recorded = JSON.stringify(outcome.exchanges);
     expect(recorded).not.toContain(s.config.callbackToken);
     expect(recorded).toContain('[REDACTED]');
-    expect(valueOf(await s.adapter.requestToPayStatus(input.referenceId))).toMatchObject({
+    expect(answerOf(await s.adapter.requestToPayStatus(input.referenceId))).toMatchObject({
       status: 'PENDING',
       mtnStatus: 'PENDING',
     });
     const [callback] = await s.receiver.waitFor((r) => r.path.endsWith(input.referenceId));
     expect(callback!.body).not.toHaveProperty('referenceId');
-    const done = valueOf(await s.adapter.requestToPayStatus(input.referenceId));
+    const done = answerOf(await s.adapter.requestToPayStatus(input.referenceId));
     expect(done).toMatchObject({
       status: 'SUCCESS',
       amount: '100.5',
@@ -167,7 +167,7 @@ describe('MTN adapter against the fake, over HTTP', () => {
     await s.adapter.transfer(objectForm);
     await settle(50);
     for (const [i, reason] of reasons.entries()) {
-      const answer = valueOf(await s.adapter.requestToPayStatus(refs[i]!));
+      const answer = answerOf(await s.adapter.requestToPayStatus(refs[i]!));
       expect(answer).toMatchObject({
         mtnStatus: 'FAILED',
         status: MTN_REASONS[reason]!.status,
@@ -175,7 +175,7 @@ describe('MTN adapter against the fake, over HTTP', () => {
         reason: expect.stringMatching(new RegExp(`^MTN ${reason}: `)),
       });
     }
-    expect(valueOf(await s.adapter.transferStatus(objectForm.referenceId))).toMatchObject({
+    expect(answerOf(await s.adapter.transferStatus(objectForm.referenceId))).toMatchObject({
       status: 'FAILED',
       reasonCode: 'NOT_ENOUGH_FUNDS',
       reason: 'MTN NOT_ENOUGH_FUNDS: The payer does not have enough funds.',
