@@ -211,9 +211,18 @@ describe('MTN settings', () => {
 
 describe('handleMtnCallback (pipeline stand-in)', () => {
   const silent = { info() {}, warn() {}, error() {}, debug() {} } as unknown as Log;
-  function pipeline(ids: Record<string, string>) {
-    const seen = { lookups: [] as string[], exchanges: [] as ExchangeRecord[], unmatched: [] as string[] };
+  function pipeline(ids: Record<string, string>, orphan?: string) {
+    const seen = {
+      lookups: [] as string[],
+      exchanges: [] as ExchangeRecord[],
+      unmatched: [] as string[],
+      adoptions: [] as unknown[],
+    };
     const p: CallbackPipeline = {
+      async adoptOrphanCollection(_a, input) {
+        seen.adoptions.push(input);
+        return orphan ? { id: orphan, transactionId: 't' } : undefined;
+      },
       async findRequestByProviderId(_a, key, value) {
         seen.lookups.push(`${key}=${value}`);
         return ids[`${key}=${value}`] ? { id: ids[`${key}=${value}`]!, transactionId: 't' } : undefined;
@@ -261,5 +270,29 @@ describe('handleMtnCallback (pipeline stand-in)', () => {
       'unmatched',
     );
     expect(seen.lookups).toEqual(['externalId=req1']);
+  });
+
+  it('a paying callback whose reference was never stored adopts the orphan only if the reference is its own', async () => {
+    const base = { method: 'POST', receivedAt: new Date(), log: silent, matchWaitMs: 0, pathRef: ref };
+    const paid = JSON.stringify({
+      ...SUCCESS,
+      externalId: 'req1',
+      payer: { partyIdType: 'MSISDN', partyId: '256772123456' },
+    });
+    const mine = pipeline({}, 'req1');
+    expect(await handleMtnCallback(mine.p, { ...base, rawBody: paid })).toBe('applied');
+    expect(mine.seen.adoptions).toEqual([
+      {
+        key: 'referenceId',
+        msisdn: '256772123456',
+        amount: '5',
+        ids: { referenceId: ref, externalId: 'req1' },
+      },
+    ]);
+    const other = pipeline({}, 'req2');
+    expect(await handleMtnCallback(other.p, { ...base, rawBody: paid })).toBe('unmatched');
+    const failed = pipeline({}, 'req1');
+    expect(await handleMtnCallback(failed.p, { ...base, rawBody: JSON.stringify(FAILED) })).toBe('unmatched');
+    expect(failed.seen.adoptions).toEqual([]);
   });
 });
