@@ -1,0 +1,131 @@
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { one, rows } from '../../../src/db/query.ts';
+import { mtnCallbackRoutes } from '../../../src/routes/mtn-callbacks.ts';
+import type { PaymentAdapter } from '../../../src/services/payments/pipeline/adapter.ts';
+import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
+import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
+import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
+import {
+  createMtnPaymentAdapter,
+  mtnReferenceId,
+} from '../../../src/services/payments/providers/mtn/index.ts';
+import { buildTestApp, type TestApp } from '../../support/app.ts';
+import { placeQueuedBuy } from '../pipeline/support.ts';
+import { mtnTestConfig } from './harness.ts';
+
+const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * The real pipeline on PGlite (not the shared PostgreSQL: the adapter name `mtn` is not per suite)
+ * driving the MTN adapter against the fake, whose callbacks reach the real callback routes.
+ */
+describe('MTN on the real pipeline: buy collections end to end', () => {
+  let t: TestApp;
+  let fake: FakeMtn;
+  let routes: FastifyInstance;
+
+  beforeEach(async () => {
+    t = await buildTestApp('pglite', { SANDBOX_SETTLE_MS: '0' });
+    // Test-only: the stock's currency, so the fake runs a KES environment.
+    fake = await startFakeMtn({ targetEnvironment: 'mtnkenya', currency: 'KES', callbackDelayMs: 30 });
+    // The pipeline reads the registry when it is made: the adapter is bound once the routes listen.
+    let mtn: PaymentAdapter | undefined;
+    t.ctx.registry = () => mtn;
+    routes = Fastify({ logger: false });
+    const settings = mtnTestConfig(fake.url, 'http://127.0.0.1:1', {
+      targetEnvironment: 'mtnkenya',
+      currency: 'KES',
+      countryCode: '254',
+    });
+    await routes.register(mtnCallbackRoutes, {
+      prefix: '/v1',
+      ctx: t.ctx,
+      settings,
+      pipeline: callbackPipelineFor(t.ctx, log),
+    });
+    await routes.listen({ host: '127.0.0.1', port: 0 });
+    const url = `http://127.0.0.1:${(routes.server.address() as AddressInfo).port}`;
+    mtn = createMtnPaymentAdapter({ ...settings, callbackBaseUrl: `${url}/v1/payments/callbacks/mtn` });
+  });
+  afterEach(async () => {
+    await fake.close();
+    await routes.close();
+    await t.close();
+  });
+
+  const status = async (transactionId: string) =>
+    (
+      await one<{ status: string }>(
+        t.ctx.database.db,
+        sql`select status from transactions where id = ${transactionId}`,
+      )
+    )?.status;
+  async function until(check: () => Promise<boolean>, timeoutMs = 5000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  const answered = (count: number) =>
+    until(async () => fake.callbacks.filter((c) => c.status !== null).length >= count);
+
+  it('the callback, confirmed by the status query, pays the collection; a repeat changes nothing', async () => {
+    fake.queue('request-to-pay', 'duplicate-callback');
+    const transactionId = await placeQueuedBuy(t, '254712000101', '500');
+    await runPipelineOnce(pipelineDeps(t.ctx, log));
+    await answered(2);
+    await until(async () => (await status(transactionId)) === 'SUCCESS');
+    expect(fake.processed('request-to-pay')).toBe(1);
+    const request = await one<{ id: string; providerIds: Record<string, string> }>(
+      t.ctx.database.db,
+      sql`select id, provider_ids as "providerIds" from provider_requests where transaction_id = ${transactionId}`,
+    );
+    expect(request!.providerIds).toEqual({
+      referenceId: mtnReferenceId(request!.id),
+      externalId: request!.id,
+    });
+    const kinds = await rows<{ kind: string }>(
+      t.ctx.database.db,
+      sql`select kind from provider_exchanges where provider_request_id = ${request!.id} order by at`,
+    );
+    expect(kinds.filter((k) => k.kind === 'callback')).toHaveLength(2);
+  });
+
+  it('a contradicting callback changes nothing; a rejected prompt ends CANCELLED', async () => {
+    fake.queue('request-to-pay', 'contradicting-callback');
+    fake.queue('request-to-pay', 'cancelled');
+    const forged = await placeQueuedBuy(t, '254712000102', '500');
+    const rejected = await placeQueuedBuy(t, '254712000103', '500');
+    await runPipelineOnce(pipelineDeps(t.ctx, log));
+    await answered(2);
+    await until(async () => (await status(rejected)) === 'CANCELLED');
+    expect(await status(forged)).toBe('PENDING');
+  });
+
+  it('a send whose answer was lost: the paying callback adopts the request, the query confirms it', async () => {
+    fake.queue('request-to-pay', 'reset');
+    const transactionId = await placeQueuedBuy(t, '254712000104', '500');
+    await runPipelineOnce(pipelineDeps(t.ctx, log));
+    await answered(1);
+    await until(async () => (await status(transactionId)) === 'SUCCESS');
+    expect(fake.processed('request-to-pay')).toBe(1);
+    // Only the adoption stores the reference here: the send's answer never came back.
+    const request = await one<{ id: string; providerIds: Record<string, string> }>(
+      t.ctx.database.db,
+      sql`select id, provider_ids as "providerIds" from provider_requests where transaction_id = ${transactionId}`,
+    );
+    expect(request!.providerIds.referenceId).toBe(mtnReferenceId(request!.id));
+    const notes = await rows<{ note: string | null }>(
+      t.ctx.database.db,
+      sql`select note from provider_exchanges where provider_request_id = ${request!.id} and kind = 'decision'`,
+    );
+    expect(notes.map((n) => n.note)).toEqual([
+      expect.stringMatching(/^UNCERTAIN/),
+      expect.stringMatching(/^callback confirmed by query/),
+    ]);
+  });
+});
