@@ -64,8 +64,10 @@ export async function handleMtnCallback(
   }
   const cb = parsed.value;
   const pathRef = input.pathRef && UUID_V4.test(input.pathRef) ? input.pathRef.toLowerCase() : undefined;
-  const key = pathRef ? MTN_IDS.referenceId : MTN_IDS.externalId;
-  const value = pathRef ?? cb.externalId ?? cb.referenceId;
+  const byReference = pathRef ?? cb.referenceId?.toLowerCase();
+  const [key, value] = byReference
+    ? [MTN_IDS.referenceId, byReference]
+    : [MTN_IDS.externalId, cb.externalId ?? undefined];
   if (!value) return unmatched('no reference in the path and no externalId in the body');
 
   // A callback can overtake the commit of the send that stored its reference: look again a while.
