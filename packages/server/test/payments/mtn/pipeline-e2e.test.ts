@@ -3,7 +3,9 @@ import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
+import { money } from '../../../src/lib/money.ts';
 import { mtnCallbackRoutes } from '../../../src/routes/mtn-callbacks.ts';
+import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
 import type { PaymentAdapter } from '../../../src/services/payments/pipeline/adapter.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
@@ -127,5 +129,55 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
       expect.stringMatching(/^UNCERTAIN/),
       expect.stringMatching(/^callback confirmed by query/),
     ]);
+  });
+
+  /** A payout (OUTGOING) on a fresh buy whose collection is set aside, as a sell's proceeds would be. */
+  async function queuedPayout(msisdn: string) {
+    const collection = await placeQueuedBuy(t, msisdn, '500');
+    const db = t.ctx.database.db;
+    await db.execute(sql`update provider_requests set state = 'DONE' where transaction_id = ${collection}`);
+    const order = await one<{ orderId: string; organizationId: string }>(
+      db,
+      sql`select order_id as "orderId", organization_id as "organizationId" from transactions where id = ${collection}`,
+    );
+    const ref = await db.transaction((tx) =>
+      createTransaction({
+        tx,
+        registry: t.ctx.registry,
+        input: { ...order!, type: 'OUTGOING', amount: money('400.00', 'KES'), msisdn },
+      }),
+    );
+    return ref.id;
+  }
+
+  it('a payout: the transfer callback, confirmed by the transfer status, settles it', async () => {
+    const transactionId = await queuedPayout('254712000105');
+    await runPipelineOnce(pipelineDeps(t.ctx, log));
+    await answered(1);
+    await until(async () => (await status(transactionId)) === 'SUCCESS');
+    expect(fake.processed('transfer')).toBe(1);
+    expect(fake.requests.find((r) => r.operation === 'transfer')?.body).toMatchObject({
+      amount: '400',
+      currency: 'KES',
+      payee: { partyIdType: 'MSISDN', partyId: '254712000105' },
+    });
+  });
+
+  it('a payout answered 500: queried (404, nothing done), sent again with the same reference, paid once', async () => {
+    fake.queue('transfer', 'http-500');
+    const transactionId = await queuedPayout('254712000106');
+    await runPipelineOnce(pipelineDeps(t.ctx, log));
+    expect(await status(transactionId)).toBe('PENDING');
+    // Past the backoff: the worker queries first, then sends again.
+    await runPipelineOnce({ ...pipelineDeps(t.ctx, log), clock: () => new Date(Date.now() + 60_000) });
+    await answered(1);
+    await until(async () => (await status(transactionId)) === 'SUCCESS');
+    const transfers = fake.requests.filter((r) => r.operation === 'transfer');
+    expect(transfers.map((r) => r.status)).toEqual([500, 202]);
+    expect(new Set(transfers.map((r) => r.headers['x-reference-id'])).size).toBe(1);
+    expect(fake.requests.filter((r) => r.operation === 'transfer-status').map((r) => r.status)).toContain(
+      404,
+    );
+    expect(fake.processed('transfer')).toBe(1);
   });
 });
