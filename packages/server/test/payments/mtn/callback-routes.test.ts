@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { money } from '../../../src/lib/money.ts';
+import { JSON_BODY_LIMIT } from '../../../src/plugins/body-parsing.ts';
 import { mtnCallbackRoutes } from '../../../src/routes/mtn-callbacks.ts';
 import { createRuntime, type Runtime } from '../../../src/runtime.ts';
 import type { CallbackPipeline, ClaimedOutcome } from '../../../src/services/payments/callback-pipeline.ts';
@@ -234,6 +235,17 @@ describe.each(['POST', 'PUT'] as const)('MTN callback routes (%s), end to end wi
     );
     expect(standIn.calls.handled).toEqual([]);
   }, 15_000);
+
+  it('a body over the size limit under the right token gets the empty 200, counted malformed', async () => {
+    const before = await metric(ctx, 'malformed');
+    const res = await post(
+      `/v1/payments/callbacks/mtn/${TOKEN}/${randomUUID()}`,
+      `"${'x'.repeat(JSON_BODY_LIMIT + 10)}"`,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(await metric(ctx, 'malformed')).toBe(before + 1);
+  });
 
   it('a store that fails still answers 200 (reconciliation settles it later)', async () => {
     standIn.failLookups(true);
