@@ -1,4 +1,4 @@
-import type { Page, Request } from 'playwright-core';
+import type { Locator, Page, Request } from 'playwright-core';
 
 /** Opens /docs and waits until Swagger UI has rendered the operations. */
 export async function openReference(page: Page, baseUrl: string): Promise<void> {
@@ -14,6 +14,24 @@ export type TriedOperation = {
   request: Request;
 };
 
+/** Expands an operation, presses "Try it out" and fills its path parameters and body. */
+export async function fillOperation(
+  page: Page,
+  tag: string,
+  operationId: string,
+  input: { params?: Record<string, string>; body?: string } = {},
+): Promise<Locator> {
+  const block = page.locator(`#operations-${tag}-${operationId}`);
+  if (!(await block.locator('.try-out__btn').isVisible())) await block.locator('.opblock-summary').click();
+  const tryOut = block.locator('.try-out__btn');
+  if ((await tryOut.textContent())?.trim() === 'Try it out') await tryOut.click();
+  for (const [name, value] of Object.entries(input.params ?? {})) {
+    await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
+  }
+  if (input.body !== undefined) await block.locator('textarea.body-param__text').fill(input.body);
+  return block;
+}
+
 /**
  * Clicks an operation's "Try it out" as a person does: expand it, fill the path parameters and the
  * body, Execute, and wait for the answer on the wire and on the page.
@@ -24,15 +42,7 @@ export async function tryOperation(
   operationId: string,
   input: { params?: Record<string, string>; body?: string } = {},
 ): Promise<TriedOperation> {
-  const block = page.locator(`#operations-${tag}-${operationId}`);
-  if (!(await block.locator('.try-out__btn').isVisible())) await block.locator('.opblock-summary').click();
-  const tryOut = block.locator('.try-out__btn');
-  if ((await tryOut.textContent())?.trim() === 'Try it out') await tryOut.click();
-  for (const [name, value] of Object.entries(input.params ?? {})) {
-    await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
-  }
-  if (input.body !== undefined) await block.locator('textarea.body-param__text').fill(input.body);
-
+  const block = await fillOperation(page, tag, operationId, input);
   const path = (await block.locator('.opblock-summary-path').getAttribute('data-path')) ?? '';
   const answered = page.waitForResponse((response) => {
     const url = new URL(response.url());

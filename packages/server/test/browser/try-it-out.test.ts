@@ -1,7 +1,17 @@
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserSandbox, HAS_CHROMIUM, SKIP_REASON, startBrowserSandbox } from './chromium.ts';
-import { openReference, tryOperation } from './swagger.ts';
+import { DEMO_CREDENTIAL_PATH } from '../../src/routes/sandbox-demo-credential.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { createPartner } from '../support/partner.ts';
+import { freePort } from '../support/process.ts';
+import {
+  type BrowserSandbox,
+  HAS_CHROMIUM,
+  launchChromium,
+  SKIP_REASON,
+  startBrowserSandbox,
+} from './chromium.ts';
+import { fillOperation, openReference, tryOperation } from './swagger.ts';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -54,6 +64,93 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in the sandbox: the page s
     // One token served both calls; nothing went anywhere but this server.
     expect(sent.filter((r) => r.url().endsWith('/v1/oauth/token'))).toHaveLength(1);
     expect(outside).toEqual([]);
+    await page.close();
+  }, 90_000);
+});
+
+/**
+ * Production, in this process on a real port (a production process needs DATABASE_URL; the page does
+ * not): no demo credential is offered, and a pasted one signs.
+ */
+describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in production: a pasted credential only', () => {
+  let production: TestApp;
+  let baseUrl: string;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    production = await buildTestApp('pglite', { PUBLIC_BASE_URL: baseUrl }, { production: true });
+    await production.app.listen({ port, host: '127.0.0.1' });
+    browser = await launchChromium(baseUrl);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.context.close();
+    await production?.close();
+  });
+
+  it('offers no demo credential: the endpoint is 404 and the page names none', async () => {
+    const res = await fetch(`${baseUrl}${DEMO_CREDENTIAL_PATH}`);
+    expect([res.status, await res.json()]).toEqual([404, { error: 'Not Found' }]);
+    const html = await (await fetch(`${baseUrl}/docs`)).text();
+    expect(html).toContain('id="try-form"');
+    expect(html).not.toContain('try-use-demo');
+    expect(html).not.toContain(DEMO_CREDENTIAL_PATH);
+  });
+
+  it('signs with a pasted credential kept in page memory only, the key sent nowhere', async () => {
+    const partner = await createPartner(production, { name: 'Pasted Partner Ltd' });
+    const privateKeyPem = partner.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const keyBody = privateKeyPem.split('\n')[1]!;
+    const page = await browser.context.newPage();
+    const sent: Request[] = [];
+    page.on('request', (request) => sent.push(request));
+    await openReference(page, baseUrl);
+    expect(await page.locator('#try-use-demo').count()).toBe(0);
+    expect(await page.getAttribute('#try-it-out', 'data-credential')).toBe('none');
+
+    // Without a credential the page says what is missing, and sends nothing.
+    const unsigned = await fillOperation(page, 'Authentication', 'getOrganization');
+    await unsigned.locator('button.execute').click();
+    await expect.poll(() => unsigned.textContent()).toContain('Not sent: no credential to sign with');
+    expect(sent.filter((r) => r.url().includes('/v1/oauth/'))).toEqual([]);
+
+    await page.click('#try-own summary');
+    await page.fill('#try-form [name="clientId"]', partner.clientId);
+    await page.fill('#try-form [name="clientSecret"]', partner.clientSecret);
+    await page.fill('#try-form [name="keyId"]', partner.keyId);
+    await page.fill('#try-form [name="privateKey"]', privateKeyPem);
+    await page.click('#try-form button[type="submit"]');
+    await page.waitForSelector('#try-it-out[data-credential="pasted"]');
+    // The form is cleared: the page keeps the credential in its script's memory only.
+    for (const name of ['clientId', 'clientSecret', 'keyId', 'privateKey']) {
+      expect(await page.inputValue(`#try-form [name="${name}"]`)).toBe('');
+    }
+
+    const me = await tryOperation(page, 'Authentication', 'getOrganization');
+    expect([me.status, me.shown]).toEqual([200, '200']);
+    expect(me.body).toMatchObject({ data: { id: partner.organizationId, name: 'Pasted Partner Ltd' } });
+    const body = JSON.stringify({ firstName: 'Achieng', lastName: 'Odhiambo' });
+    const created = await tryOperation(page, 'Customers', 'createCustomer', { body });
+    expect([created.status, created.shown]).toEqual([201, '201']);
+
+    // Never stored, never sent but to the token endpoint; the key never leaves the page.
+    const stored = await page.evaluate(async () => ({
+      local: localStorage.length,
+      session: sessionStorage.length,
+      databases: (await indexedDB.databases()).length,
+    }));
+    expect(stored).toEqual({ local: 0, session: 0, databases: 0 });
+    expect(await browser.context.cookies()).toEqual([]);
+    const carrying = (text: string) =>
+      sent.filter((r) => `${r.url()} ${JSON.stringify(r.headers())} ${r.postData() ?? ''}`.includes(text));
+    expect(carrying(keyBody)).toEqual([]);
+    const withSecret = carrying(partner.clientSecret);
+    expect(withSecret.map((r) => `${r.method()} ${new URL(r.url()).pathname}`)).toEqual([
+      'POST /v1/oauth/token',
+    ]);
+    expect(browser.outside).toEqual([]);
     await page.close();
   }, 90_000);
 });

@@ -88,14 +88,26 @@
     return value === undefined || value === '' ? undefined : String(value);
   }
 
-  /** Swagger UI calls this before every request; signed operations leave it signed. */
+  /**
+   * Swagger UI calls this before every request; signed operations leave it signed. A request that
+   * cannot be signed is not sent: its fetch fails with the reason, which Swagger UI shows in place of
+   * a response (an exception here would break its rendering).
+   */
   async function requestInterceptor(request) {
     if (request.loadSpec) return request;
+    try {
+      return await signedRequest(request);
+    } catch (error) {
+      return { ...request, userFetch: () => Promise.reject(new Error(`Not sent: ${error.message}`)) };
+    }
+  }
+
+  async function signedRequest(request) {
     const url = new URL(request.url, location.href);
     const method = String(request.method ?? 'GET').toUpperCase();
     const operation = operationOf(method, url);
     if (!operation?.signed) return request;
-    if (!credential) throw new Error('No credential to sign with: choose one under "Try it out" above');
+    if (!credential) throw new Error('no credential to sign with: choose one under "Try it out" above');
 
     const headers = request.headers ?? {};
     for (const name of ['authorization', 'x-client-id', 'signature', 'signature-input', 'content-digest']) {
