@@ -203,7 +203,10 @@
     }
   });
 
-  if (demoButton) {
+  // WebCrypto exists only in secure contexts: say so before anyone pastes a key.
+  if (!window.crypto?.subtle) {
+    showStatus('Signing needs WebCrypto: open this page over HTTPS or on localhost.', 'error');
+  } else if (demoButton) {
     const run = () => useDemoCredential().catch((error) => showStatus(error.message, 'error'));
     demoButton.addEventListener('click', run);
     // The sandbox signs with its demo credential from the start.
