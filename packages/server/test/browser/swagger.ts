@@ -11,6 +11,7 @@ export type TriedOperation = {
   status: number;
   shown: string;
   body: unknown;
+  headers: Record<string, string>;
   request: Request;
 };
 
@@ -22,9 +23,14 @@ export async function fillOperation(
   input: { params?: Record<string, string>; body?: string } = {},
 ): Promise<Locator> {
   const block = page.locator(`#operations-${tag}-${operationId}`);
-  if (!(await block.locator('.try-out__btn').isVisible())) await block.locator('.opblock-summary').click();
-  const tryOut = block.locator('.try-out__btn');
-  if ((await tryOut.textContent())?.trim() === 'Try it out') await tryOut.click();
+  if (!(await block.getAttribute('class'))?.split(' ').includes('is-open')) {
+    await block.locator('.opblock-summary').click();
+  }
+  const tryOut = block.locator('button.try-out__btn', { hasText: 'Try it out' });
+  if ((await tryOut.count()) > 0) await tryOut.click();
+  // A response of an earlier run must not be read as this one's.
+  const clear = block.locator('button.btn-clear');
+  if ((await clear.count()) > 0) await clear.click();
   for (const [name, value] of Object.entries(input.params ?? {})) {
     await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
   }
@@ -58,6 +64,7 @@ export async function tryOperation(
     status: response.status(),
     shown: ((await status.first().textContent()) ?? '').trim(),
     body: await response.json(),
+    headers: response.headers(),
     request: response.request(),
   };
 }

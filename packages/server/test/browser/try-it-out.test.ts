@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { createId } from '@partner-api/contract';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CREDENTIAL_PATH } from '../../src/routes/sandbox-demo-credential.ts';
@@ -66,6 +68,68 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in the sandbox: the page s
     expect(outside).toEqual([]);
     await page.close();
   }, 90_000);
+  it('signs every other operation too: list, update, replay, USSD, payment status, revoke', async () => {
+    const { server, context, outside } = sandbox;
+    const page = await context.newPage();
+    await openReference(page, server.baseUrl);
+    await page.waitForSelector('#try-it-out[data-credential="demo"]');
+
+    const key = randomUUID();
+    const body = JSON.stringify({ firstName: 'Njeri', lastName: 'Mwangi', msisdn: '254733000444' });
+    const first = await tryOperation(page, 'Customers', 'createCustomer', {
+      body,
+      params: { 'X-Idempotency-Key': key },
+    });
+    expect(first.status).toBe(201);
+    const again = await tryOperation(page, 'Customers', 'createCustomer', {
+      body,
+      params: { 'X-Idempotency-Key': key },
+    });
+    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([
+      201,
+      'true',
+      first.body,
+    ]);
+    const id = (first.body as { data: { id: string } }).data.id;
+
+    const listed = await tryOperation(page, 'Customers', 'listCustomers', { params: { search: 'Njeri Mw' } });
+    expect(listed.request.url()).toContain('search=Njeri%20Mw');
+    expect(listed.status).toBe(200);
+    const updated = await tryOperation(page, 'Customers', 'updateCustomer', {
+      params: { id },
+      body: JSON.stringify({ lastName: 'Mwangi-Kariuki' }),
+    });
+    expect([updated.request.method(), updated.status]).toEqual(['PATCH', 200]);
+    expect(updated.body).toMatchObject({ data: { id, lastName: 'Mwangi-Kariuki' } });
+
+    const session = await tryOperation(page, 'USSD', 'createUssdSession', {
+      body: JSON.stringify({ customerId: id }),
+    });
+    expect(session.status).toBe(201);
+    const sessionId = (session.body as { data: { sessionId: string } }).data.sessionId;
+    const moved = await tryOperation(page, 'USSD', 'processUssdChoice', {
+      body: JSON.stringify({ sessionId, choice: '1' }),
+    });
+    expect([moved.status, moved.body]).toMatchObject([200, { data: { currentState: 'STOCKS' } }]);
+
+    // Past the signature check, the order is unknown: a 404, not a 401.
+    const status = await tryOperation(page, 'Payments', 'getPaymentStatus', {
+      params: { orderId: createId() },
+    });
+    expect(status.status).toBe(404);
+
+    const revoked = await tryOperation(page, 'Authentication', 'revokeToken');
+    expect(revoked.status).toBe(200);
+    expect(revoked.request.headers()['signature-input']).toMatch(
+      /^sig1=\("@method" "@target-uri" "authorization" "x-client-id"\);/,
+    );
+    // The page fetches a new token after revoking its own.
+    const me = await tryOperation(page, 'Authentication', 'getOrganization');
+    expect(me.status).toBe(200);
+    expect(me.request.headers().authorization).not.toBe(revoked.request.headers().authorization);
+    expect(outside).toEqual([]);
+    await page.close();
+  }, 120_000);
 });
 
 /**
