@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CREDENTIAL_PATH } from '../../src/routes/sandbox-demo-credential.ts';
+import { DEMO_CREDENTIAL_PATH, type DemoCredential } from '../../src/routes/sandbox-demo-credential.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
+import { createPartner, signedFetch } from '../support/partner.ts';
 import { freePort } from '../support/process.ts';
 import {
   type BrowserSandbox,
@@ -127,6 +127,29 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in the sandbox: the page s
     const me = await tryOperation(page, 'Authentication', 'getOrganization');
     expect(me.status).toBe(200);
     expect(me.request.headers().authorization).not.toBe(revoked.request.headers().authorization);
+
+    // The page's token revoked elsewhere: one 401, then the page fetches another.
+    const demo = (await (await fetch(`${server.baseUrl}${DEMO_CREDENTIAL_PATH}`)).json()) as DemoCredential;
+    const pageToken = me.request.headers().authorization!.slice('Bearer '.length);
+    const elsewhere = await signedFetch(
+      {
+        ...demo,
+        baseUrl: server.baseUrl,
+        organizationId: '',
+        credentialId: '',
+        privateKey: createPrivateKey(demo.privateKey),
+        token: pageToken,
+      },
+      { method: 'POST', url: '/v1/oauth/revoke' },
+    );
+    expect(elsewhere.status).toBe(200);
+    const stale = await tryOperation(page, 'Authentication', 'getOrganization');
+    expect([stale.status, stale.body]).toEqual([
+      401,
+      { error: 'Unauthorized', message: 'Invalid organization authentication token' },
+    ]);
+    const renewed = await tryOperation(page, 'Authentication', 'getOrganization');
+    expect(renewed.status).toBe(200);
     expect(outside).toEqual([]);
     await page.close();
   }, 120_000);

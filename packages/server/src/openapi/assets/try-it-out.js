@@ -14,7 +14,7 @@
 
   let credential = null; // { clientId, clientSecret, keyId, key: CryptoKey, source }
   let token = null; // { value, refreshAt }
-  let api = { prefix: '/v1', operations: [] }; // learned from the document as it loads
+  let api = { origin: location.origin, prefix: '/v1', operations: [] }; // learned from the document as it loads
 
   function showStatus(text, state) {
     status.textContent = text;
@@ -26,7 +26,8 @@
     const server = new URL(document.servers?.[0]?.url ?? '/v1', location.href);
     const operations = [];
     for (const [template, item] of Object.entries(document.paths ?? {})) {
-      const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+').replace(/[.]/g, '\\.')}$`);
+      const literal = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+      const pattern = new RegExp(`^${literal.join('[^/]+')}$`);
       for (const [method, operation] of Object.entries(item)) {
         if (!METHODS.has(method)) continue;
         const refs = (operation.parameters ?? []).map((p) => p.$ref ?? '');
@@ -39,7 +40,7 @@
         });
       }
     }
-    api = { prefix: server.pathname.replace(/\/$/, ''), operations };
+    api = { origin: server.origin, prefix: server.pathname.replace(/\/$/, ''), operations };
     // In this page the signing headers are the page's job: optional fields, so an empty form can run.
     const parameters = document.components?.parameters ?? {};
     for (const name of PAGE_FILLED) {
@@ -127,7 +128,7 @@
     if (hasBody) signedHeaders['content-digest'] = await signer.contentDigest(bytes);
 
     // The server rebuilds @target-uri from its public base URL: the document's server URL.
-    const targetUri = `${api.origin ?? location.origin}${url.pathname}${url.search}`;
+    const targetUri = `${api.origin}${url.pathname}${url.search}`;
     const signature = await signer.signRequest({
       request: { method, targetUri, headers: signedHeaders },
       components: signer.requiredComponents({
@@ -150,12 +151,15 @@
     };
   }
 
-  /** Learns the document as Swagger UI loads it, and marks the page-filled headers optional. */
+  /**
+   * Learns the document as Swagger UI loads it, and marks the page-filled headers optional. A token
+   * the server no longer takes (revoked elsewhere, say) is dropped, so the next request gets another.
+   */
   function responseInterceptor(response) {
+    if (response.status === 401 && /authentication token/.test(response.text ?? '')) token = null;
     if (!response.url?.endsWith(`/openapi.json`) || typeof response.text !== 'string') return response;
     try {
       const document = learnDocument(JSON.parse(response.text));
-      api.origin = new URL(document.servers?.[0]?.url ?? location.href, location.href).origin;
       response.text = JSON.stringify(document);
       response.body = document;
       response.obj = document;
