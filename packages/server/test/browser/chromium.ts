@@ -26,13 +26,14 @@ export const VIEWPORT = { width: 1280, height: 900 };
  */
 export async function launchChromium(
   baseUrl: string,
+  extraArgs: string[] = [],
 ): Promise<{ context: BrowserContext; outside: string[] }> {
   const context = await chromium.launchPersistentContext(
     mkdtempSync(path.join(tmpdir(), 'chromium-profile-')),
     {
       executablePath: CHROMIUM,
       headless: true,
-      args: CHROMIUM_ARGS,
+      args: [...CHROMIUM_ARGS, ...extraArgs],
       viewport: VIEWPORT,
       deviceScaleFactor: 1,
       locale: 'en-US',

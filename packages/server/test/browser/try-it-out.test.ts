@@ -153,6 +153,23 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in the sandbox: the page s
     expect(outside).toEqual([]);
     await page.close();
   }, 120_000);
+  it('says at once that signing needs a secure context, on a plain-HTTP host name', async () => {
+    const { server } = sandbox;
+    // http://insecure.test is not localhost: no secure context, hence no WebCrypto.
+    const insecureUrl = `http://insecure.test:${server.port}`;
+    const browser = await launchChromium(insecureUrl, ['--host-resolver-rules=MAP insecure.test 127.0.0.1']);
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${insecureUrl}/docs`);
+      await page.waitForSelector('#try-it-out[data-credential="error"]');
+      expect(await page.locator('#try-status').textContent()).toBe(
+        'Signing needs WebCrypto: open this page over HTTPS or on localhost.',
+      );
+      expect(browser.outside).toEqual([]);
+    } finally {
+      await browser.context.close();
+    }
+  }, 60_000);
 });
 
 /**
@@ -200,7 +217,9 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs in production: a pasted cr
     // Without a credential the page says what is missing, and sends nothing.
     const unsigned = await fillOperation(page, 'Authentication', 'getOrganization');
     await unsigned.locator('button.execute').click();
-    await expect.poll(() => unsigned.textContent()).toContain('Not sent: no credential to sign with');
+    await expect
+      .poll(() => unsigned.textContent(), { timeout: 15_000 })
+      .toContain('Not sent: no credential to sign with');
     expect(sent.filter((r) => r.url().includes('/v1/oauth/'))).toEqual([]);
 
     await page.click('#try-own summary');
