@@ -210,7 +210,8 @@ async function soak(
     const body = {
       firstName: pick(FIRST),
       lastName: pick(LAST),
-      msisdn: `2547${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`,
+      // A Safaricom number (2547[0129]…): a number on no known network gets no payments.
+      msisdn: `25471${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
       referenceId: `soak-${randomUUID().slice(0, 8)}`,
     };
     const first = await call('customers.create', 'POST', '/v1/customers', body, key);

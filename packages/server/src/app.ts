@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
 import { paymentCallbackRoute } from './routes/payment-callback.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { sandboxDemoCredentialRoutes } from './routes/sandbox-demo-credential.ts';
 import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
@@ -84,8 +85,12 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   );
   // After every /v1 route: GET /v1/openapi.json, /docs and /docs/signing (sandbox and production).
   registerDocs(app, { ctx, routes: routeCatalog });
-  // The browser handset exists only in the sandbox: in production its routes are not registered.
-  if (ctx.config.APP_ENV === 'sandbox') await app.register(sandboxHandsetRoutes, { ctx });
+  // The browser handset and the demo credential exist only in the sandbox: in production their routes
+  // are not registered.
+  if (ctx.config.APP_ENV === 'sandbox') {
+    await app.register(sandboxHandsetRoutes, { ctx });
+    await app.register(sandboxDemoCredentialRoutes, { ctx });
+  }
   return app;
 }
 

@@ -134,6 +134,8 @@ export const configSchema = z.object({
   /** Client deadline of every Daraja call but the token (which gets at most 10 s); default 15 s. */
   MPESA_REQUEST_TIMEOUT_MS: positiveInt.max(120_000, 'must be at most 120000').default(15_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: readable lines (pino-pretty) on a terminal, JSON lines otherwise. */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
 });
 
 export type RawConfig = z.output<typeof configSchema>;

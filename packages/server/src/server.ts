@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildAdminApp } from './admin/app.ts';
 import { buildApp } from './app.ts';
@@ -108,6 +109,8 @@ export async function serve(env: Env = process.env): Promise<void> {
     },
     `partner-api serving ${config.PUBLIC_BASE_URL} (admin on ${config.ADMIN_HOST}:${config.ADMIN_PORT})`,
   );
+  if (process.stdout.isTTY && config.LOG_FORMAT !== 'json')
+    process.stdout.write(banner(config, runtime.database.kind));
   installShutdown(
     [app, admin],
     async () => {
@@ -144,4 +147,24 @@ function installShutdown(
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** What a person at a terminal needs once the service is up: where to point a browser or a client. */
+export function banner(config: Config, store: string): string {
+  const base = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const rows: Array<[string, string]> = [
+    ['API', `${base}/v1`],
+    ['Reference', `${base}/docs`],
+    ['Signing guide', `${base}/docs/signing`],
+    ...(config.APP_ENV === 'sandbox'
+      ? ([
+          ['USSD handset', `${base}/sandbox/ussd`],
+          ['Credentials', path.resolve(config.DATA_DIR, 'sandbox-credentials.json')],
+        ] as Array<[string, string]>)
+      : []),
+    ['Admin API', `http://${config.ADMIN_HOST}:${config.ADMIN_PORT}`],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const lines = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`);
+  return `\npartner-api is up (${config.APP_ENV}, ${store} store)\n${lines.join('\n')}\n\n`;
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
+import pinoPretty from 'pino-pretty';
 
 /**
  * Never logged (docs/decisions.md, Operations): credentials, signatures and keys, at the top of a
@@ -81,13 +82,23 @@ let stdout: pino.DestinationStream | undefined;
  * exits (pino's own exit hook), so a drained or crashing server loses no line; only a SIGKILL can
  * lose the lines of the last moment. `destination` is for tests that read the lines.
  */
-export function createLogger(level: string, destination?: pino.DestinationStream): FastifyBaseLogger {
-  if (!destination) stdout ??= pino.destination({ dest: 1, sync: false });
-  return pino(
-    { level, redact: LOG_REDACT, serializers: { err: serializeError, error: serializeError } },
-    destination ?? stdout,
-  );
+export function createLogger(
+  level: string,
+  destination?: pino.DestinationStream,
+  format: 'auto' | 'json' | 'pretty' = 'json',
+): FastifyBaseLogger {
+  const options = { level, redact: LOG_REDACT, serializers: { err: serializeError, error: serializeError } };
+  if (destination) return pino(options, destination);
+  if (format === 'pretty' || (format === 'auto' && process.stdout.isTTY)) {
+    // A person at a terminal: the same lines, redacted the same way, made readable by pino-pretty.
+    pretty ??= pinoPretty({ colorize: Boolean(process.stdout.isTTY), ignore: 'pid,hostname', sync: true });
+    return pino(options, pretty);
+  }
+  stdout ??= pino.destination({ dest: 1, sync: false });
+  return pino(options, stdout);
 }
+
+let pretty: pino.DestinationStream | undefined;
 
 /**
  * The logger of the one access line per request: fields the server chooses (method, path, status,

@@ -9,7 +9,7 @@ export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean 
   return {
     ...(options.logger === false
       ? { logger: false }
-      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL) }),
+      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL, undefined, ctx.config.LOG_FORMAT) }),
     genReqId: generateRequestId,
     requestIdHeader: false,
     // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.

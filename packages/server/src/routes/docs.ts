@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from '../openapi/build-document.ts';
 import type { CatalogRoute } from '../openapi/route-catalog.ts';
 import type { OpenApiDocument } from '../openapi/types.ts';
 import { withReferenceClients } from './reference-clients.ts';
+import { DEMO_CREDENTIAL_PATH } from './sandbox-demo-credential.ts';
 
 const OWN_ASSETS = SERVER_FILES.openApiAssets;
 const SIGNING_GUIDE = SERVER_FILES.signingGuide;
@@ -32,7 +33,25 @@ const ASSET_FILES: Record<string, { dir: string; type: string }> = {
   'swagger-ui-bundle.js': { dir: SWAGGER_UI, type: 'text/javascript; charset=utf-8' },
   'docs.css': { dir: OWN_ASSETS, type: 'text/css; charset=utf-8' },
   'reference.js': { dir: OWN_ASSETS, type: 'text/javascript; charset=utf-8' },
+  'browser-signer.js': { dir: OWN_ASSETS, type: 'text/javascript; charset=utf-8' },
+  'try-it-out.js': { dir: OWN_ASSETS, type: 'text/javascript; charset=utf-8' },
 };
+
+const REFERENCE_SCRIPTS = ['swagger-ui-bundle.js', 'browser-signer.js', 'try-it-out.js', 'reference.js']
+  .map((name) => `<script src="/docs/assets/${name}"></script>`)
+  .join('');
+
+/**
+ * The "Try it out" credential panel. Only the sandbox offers its demo credential (the button and the
+ * endpoint it reads); production pages carry neither, and sign with a pasted credential only.
+ */
+function tryItOutPanel(appEnv: 'sandbox' | 'production'): string {
+  const demoButton =
+    appEnv === 'sandbox'
+      ? `<p><button type="button" id="try-use-demo" data-url="${DEMO_CREDENTIAL_PATH}">Use the sandbox demo credential</button></p>`
+      : '';
+  return page(readFileSync(path.join(OWN_ASSETS, 'try-it-out.html'), 'utf8'), { demoButton });
+}
 
 // Read once per process (the bundle is 1.7 MB); every app built in a test process shares them.
 let assets: Map<string, Asset> | undefined;
@@ -88,7 +107,7 @@ export function registerDocs(
     title: document.info.title,
     styles: '<link rel="stylesheet" href="/docs/assets/swagger-ui.css">',
     sandboxLink,
-    main: '<div id="swagger-ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script><script src="/docs/assets/reference.js"></script>',
+    main: `${tryItOutPanel(ctx.config.APP_ENV)}<div id="swagger-ui"></div>${REFERENCE_SCRIPTS}`,
   });
   const signingHtml = page(layout, {
     title: `Signing requests · ${document.info.title}`,

@@ -1,62 +1,23 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import type { ServerProcess } from '../support/process.ts';
+import { type BrowserSandbox, HAS_CHROMIUM, SKIP_REASON, startBrowserSandbox } from './chromium.ts';
 import { compareWithBaseline, MAX_DIFF_RATIO } from './screenshots.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAS_CHROMIUM = existsSync(CHROMIUM);
-const SKIP_REASON = `${CHROMIUM} is absent (Debian package chromium; .ci/run installs it): browser tests skipped`;
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-/** The flags this machine kind needs: without the background-networking ones Chromium calls out and is refused. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const VIEWPORT = { width: 1280, height: 900 };
-
 describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and the reference', () => {
+  let sandbox: BrowserSandbox;
   let server: ServerProcess;
   let context: BrowserContext;
-  const outside: string[] = [];
+  let outside: string[] = [];
 
   beforeAll(async () => {
-    server = await startServer({
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'partner-api-browser-')),
-      SANDBOX_SETTLE_MS: '300',
-      // The page polls payment status; the default budget is not what these tests are about.
-      RATE_LIMIT_GLOBAL: '100000/60s',
-    });
-    context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), 'chromium-profile-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: VIEWPORT,
-      deviceScaleFactor: 1,
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
-    // Everything must come from our server: record (and refuse) any other request.
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${server.baseUrl}/`)) return route.continue();
-      outside.push(url);
-      return route.abort();
-    });
+    sandbox = await startBrowserSandbox({ SANDBOX_SETTLE_MS: '300' });
+    ({ server, context, outside } = sandbox);
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await server?.stop();
-  });
+  afterAll(() => sandbox?.close());
 
   async function openHandset(): Promise<Page> {
     const page = await context.newPage();
@@ -145,8 +106,12 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     );
     expect(paths).toHaveLength(11);
     expect(await page.locator('.info .title').textContent()).toContain('Investment Platform Partner API');
-    // The server URL carries this run's port: masked.
-    const shot = await page.screenshot({ animations: 'disabled', mask: [page.locator('.servers select')] });
+    await page.waitForSelector('#try-it-out[data-credential="demo"]');
+    // The server URL carries this run's port, the status line this run's demo client id: masked.
+    const shot = await page.screenshot({
+      animations: 'disabled',
+      mask: [page.locator('.servers select'), page.locator('#try-status')],
+    });
     const result = compareWithBaseline('docs-reference', shot);
     expect(result.report ?? '', 'screenshot comparison').toBe('');
     expect(outside).toEqual([]);

@@ -235,17 +235,21 @@ describe('M-Pesa configuration', () => {
       callbackToken: MPESA.MPESA_CALLBACK_TOKEN,
       callbackAllowedIps: [],
       reconcileAfterMs: 120_000,
+      timeouts: { tokenMs: 10_000, requestMs: 15_000 },
     });
     const sandbox = loadConfig({
       ...MPESA,
       MPESA_CALLBACK_ALLOWED_IPS: '196.201.214.0/24, 10.0.0.1',
       MPESA_RECONCILE_AFTER_SECONDS: '30',
+      MPESA_REQUEST_TIMEOUT_MS: '4000',
     });
     expect(sandbox.mpesa).toMatchObject({
       baseUrl: 'https://sandbox.safaricom.co.ke',
       callbackBaseUrl: 'http://localhost:8080/v1/payments/callbacks/daraja',
       callbackAllowedIps: ['196.201.214.0/24', '10.0.0.1'],
       reconcileAfterMs: 30_000,
+      // The token call gets at most 10 s, and never more than the other calls.
+      timeouts: { tokenMs: 4000, requestMs: 4000 },
     });
     expect(loadConfig({ ...MPESA, MPESA_BASE_URL: 'http://127.0.0.1:9001' }).mpesa?.baseUrl).toBe(
       'http://127.0.0.1:9001',

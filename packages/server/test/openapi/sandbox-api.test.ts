@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ErrorLabel, ErrorMessage } from '@partner-api/contract';
@@ -6,10 +6,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { DEMO_CREDENTIAL_PATH } from '../../src/routes/sandbox-demo-credential.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
-import { seedSandbox } from '../../src/services/sandbox/seed.ts';
+import { type SandboxCredentialsFile, seedSandbox } from '../../src/services/sandbox/seed.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { createPartner } from '../support/partner.ts';
 import { insertCustomer } from '../ussd/support.ts';
@@ -113,6 +114,49 @@ describe('the sandbox handset API (/sandbox/api)', () => {
   });
 });
 
+describe('the sandbox demo credential for "Try it out" on /docs', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp('pglite');
+  });
+  afterAll(() => t?.close());
+
+  it('is 404 until the sandbox seeded this data directory', async () => {
+    const res = await t.app.inject({ method: 'GET', url: DEMO_CREDENTIAL_PATH });
+    expect([res.statusCode, res.json().error]).toEqual([404, ErrorLabel.notFound]);
+  });
+
+  it('is the credential of sandbox-credentials.json, never cached, and it gets a token', async () => {
+    const file = await seedSandbox({
+      db: t.ctx.database.db,
+      dataDir: t.dataDir,
+      baseUrl: 'http://localhost:8080',
+    });
+    const seeded = JSON.parse(readFileSync(file!, 'utf8')) as SandboxCredentialsFile;
+    const res = await t.app.inject({ method: 'GET', url: DEMO_CREDENTIAL_PATH });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const { clientId, clientSecret, keyId, privateKey } = seeded;
+    expect(res.json()).toEqual({ clientId, clientSecret, keyId, privateKey });
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/token',
+      payload: { clientId, clientSecret },
+    });
+    expect(token.statusCode).toBe(200);
+  });
+
+  it('is offered by the reference page, whose scripts are served locally', async () => {
+    const docs = await t.app.inject({ method: 'GET', url: '/docs' });
+    expect(docs.body).toContain(`id="try-use-demo" data-url="${DEMO_CREDENTIAL_PATH}"`);
+    for (const asset of ['browser-signer.js', 'try-it-out.js', 'reference.js']) {
+      const res = await t.app.inject({ method: 'GET', url: `/docs/assets/${asset}` });
+      expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+      expect(docs.body).toContain(`<script src="/docs/assets/${asset}"></script>`);
+    }
+  });
+});
+
 describe('in production', () => {
   let app: FastifyInstance;
   let close: () => Promise<void>;
@@ -133,7 +177,12 @@ describe('in production', () => {
   afterAll(() => close?.());
 
   it('has no handset: /sandbox/ussd and /sandbox/api are not registered', async () => {
-    for (const url of ['/sandbox/ussd', '/sandbox/ussd/assets/handset.js', '/sandbox/api/customers']) {
+    for (const url of [
+      '/sandbox/ussd',
+      '/sandbox/ussd/assets/handset.js',
+      '/sandbox/api/customers',
+      DEMO_CREDENTIAL_PATH,
+    ]) {
       const res = await app.inject({ method: 'GET', url });
       expect([res.statusCode, res.json()]).toEqual([404, { error: 'Not Found' }]);
     }
@@ -145,5 +194,10 @@ describe('in production', () => {
     const docs = await app.inject({ method: 'GET', url: '/docs' });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).not.toContain('/sandbox/ussd');
+    // "Try it out" signs with a pasted credential only: no demo credential, nor a way to ask for one.
+    expect(docs.body).toContain('id="try-form"');
+    expect(docs.body).not.toContain('try-use-demo');
+    expect(docs.body).not.toContain('/sandbox/');
+    expect(docs.body).not.toMatch(/demo credential/i);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { money } from '../../src/lib/money.ts';
 import { signCallback, verifyCallbackSignature } from '../../src/services/payments/callback-signature.ts';
-import { providerForMsisdn } from '../../src/services/payments/mobile-network.ts';
+import { providerForMsisdn, routeForMsisdn } from '../../src/services/payments/mobile-network.ts';
 import type { ProviderRequest } from '../../src/services/payments/pipeline/adapter.ts';
 import { createSandboxAdapter, simulatedOutcome } from '../../src/services/payments/simulator.ts';
 
@@ -40,11 +40,27 @@ describe('provider of a number', () => {
     ['254750000000', 'AIRTEL_MONEY'],
     ['254780000000', 'AIRTEL_MONEY'],
     ['0733222444', 'AIRTEL_MONEY'],
-    ['254770000000', 'MTN_MOMO'],
-    ['256772000000', 'MTN_MOMO'],
+    ['+256772000000', 'MTN_MOMO'],
+    ['256392000000', 'MTN_MOMO'],
+    ['256702000000', 'AIRTEL_MONEY'],
+    ['250788000000', 'MTN_MOMO'],
+    ['250732000000', 'AIRTEL_MONEY'],
+    ['260966000000', 'MTN_MOMO'],
+    ['260977000000', 'AIRTEL_MONEY'],
     ['233240000000', 'MTN_MOMO'],
+    ['255682000000', 'AIRTEL_MONEY'],
+    // Unknown networks are unknown: Telkom Kenya, a Vodacom Tanzania number, another country.
+    ['254770000000', undefined],
+    ['255752000000', undefined],
+    ['447700900000', undefined],
+    ['not a number', undefined],
   ])('%s → %s', (msisdn, provider) => {
     expect(providerForMsisdn(msisdn)).toBe(provider);
+  });
+
+  it('names the country with the network', () => {
+    expect(routeForMsisdn('256772000000')).toEqual({ country: 'UG', network: 'MTN_MOMO' });
+    expect(routeForMsisdn('0733222444')).toEqual({ country: 'KE', network: 'AIRTEL_MONEY' });
   });
 });
 

@@ -32,10 +32,15 @@ export { tempDataDir } from './process.ts';
 export async function buildTestApp(
   store: StoreKind,
   env: Record<string, string> = {},
-  options: { withRedis?: boolean; rateLimitPrefix?: string } = {},
+  options: {
+    withRedis?: boolean;
+    rateLimitPrefix?: string;
+    /** APP_ENV=production on this store: a production process needs DATABASE_URL, the app does not. */
+    production?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const dataDir = tempDataDir();
-  const config = loadConfig({
+  const loaded = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_GLOBAL: '100000/60s',
@@ -44,6 +49,7 @@ export async function buildTestApp(
     ...(options.withRedis ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
   });
+  const config = options.production ? { ...loaded, APP_ENV: 'production' as const } : loaded;
   const ctx = await createRuntime(config, {
     storePath: 'memory://',
     rateLimitPrefix: options.rateLimitPrefix ?? `test:${Math.random().toString(36).slice(2)}`,

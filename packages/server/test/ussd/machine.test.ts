@@ -31,7 +31,13 @@ const CATALOG = [
 
 const base = (over: Partial<UssdData> = {}): UssdData => ({
   organizationName: 'Acme Invest',
-  customer: { id: 'cust-1', hasMsisdn: true, paymentsAvailable: true, network: 'M-Pesa' },
+  customer: {
+    id: 'cust-1',
+    hasMsisdn: true,
+    paymentsAvailable: true,
+    network: 'M-Pesa',
+    paymentCurrency: 'KES',
+  },
   stocks: CATALOG,
   holdings: [{ stockId: 's-scom', symbol: 'SCOM', units: '10.5000', value: '299.25' }],
   openOrders: [
@@ -133,7 +139,13 @@ describe('USSD machine: buying', () => {
 
   it('does not let a customer without an msisdn confirm', () => {
     const noPhone = base({
-      customer: { id: 'cust-2', hasMsisdn: false, paymentsAvailable: false, network: null },
+      customer: {
+        id: 'cust-2',
+        hasMsisdn: false,
+        paymentsAvailable: false,
+        network: null,
+        paymentCurrency: null,
+      },
     });
     const confirm = walk(noPhone, startSession(noPhone), '1', '7', '2', '1', '500');
     expect(confirm.state).toBe('BUY_CONFIRM');
@@ -145,9 +157,38 @@ describe('USSD machine: buying', () => {
     expect(walk(noPhone, confirm, '0').state).toBe('HOME');
   });
 
+  it('does not let a customer confirm in a currency their provider does not move', () => {
+    const ugx = base({
+      customer: {
+        id: 'cust-4',
+        hasMsisdn: true,
+        paymentsAvailable: true,
+        network: 'MTN MoMo',
+        paymentCurrency: 'UGX',
+      },
+    });
+    const home = startSession(ugx);
+    for (const [choices, side] of [
+      [['1', '7', '2', '1', '500'], 'Buy SCOM for KES 500.00'],
+      [['1', '7', '2', '2', '4'], 'Sell 4 SCOM units'],
+    ] as const) {
+      const confirm = walk(ugx, home, ...choices);
+      expect(confirm.state).toMatch(/_CONFIRM$/);
+      expect(confirm.menu.text).toBe(`${side}\nMTN MoMo pays in UGX only, not KES.`);
+      const tried = walk(ugx, confirm, '1');
+      expect(tried.effects).toEqual([]);
+    }
+  });
+
   it('does not let a customer whose network has no provider confirm a buy or a sell', () => {
     const none = base({
-      customer: { id: 'cust-3', hasMsisdn: true, paymentsAvailable: false, network: 'Airtel Money' },
+      customer: {
+        id: 'cust-3',
+        hasMsisdn: true,
+        paymentsAvailable: false,
+        network: 'Airtel Money',
+        paymentCurrency: null,
+      },
     });
     const home = startSession(none);
     for (const [choices, side] of [
@@ -309,7 +350,13 @@ describe('USSD machine: every reachable screen fits a handset', () => {
         const stocks = catalog(n, long);
         const data: UssdData = {
           organizationName: long ? 'O'.repeat(120) : 'Acme',
-          customer: { id: 'c', hasMsisdn: long, paymentsAvailable: true, network: 'M-Pesa' },
+          customer: {
+            id: 'c',
+            hasMsisdn: long,
+            paymentsAvailable: true,
+            network: 'M-Pesa',
+            paymentCurrency: 'KES',
+          },
           stocks,
           holdings: stocks.map((s) => ({
             stockId: s.id,

@@ -1,11 +1,13 @@
-// Renders /v1/openapi.json. Requests are signed (RFC 9421), which a browser form cannot do: no "Try it out".
+// Renders /v1/openapi.json. "Try it out" signs in the page (try-it-out.js): a token from the
+// credential chosen above, then RFC 9421 headers on every signed request.
 window.ui = SwaggerUIBundle({
   url: '/v1/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   // The default would send the document to an online validator.
   validatorUrl: null,
-  supportedSubmitMethods: [],
   defaultModelsExpandDepth: 0,
   docExpansion: 'list',
+  requestInterceptor: window.PartnerApiTryItOut.requestInterceptor,
+  responseInterceptor: window.PartnerApiTryItOut.responseInterceptor,
 });

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 import { amountString, type Money } from '../../lib/money.ts';
-import { providerForMsisdn } from './mobile-network.ts';
+import { routeForMsisdn } from './mobile-network.ts';
 import type { AdapterRegistry } from './pipeline/adapter.ts';
 import type { TransactionRef } from './provider.ts';
 
@@ -32,9 +32,14 @@ export async function createTransaction({
   };
   registry: AdapterRegistry;
 }): Promise<TransactionRef> {
-  const network = providerForMsisdn(input.msisdn);
-  const adapter = registry(network);
-  if (!adapter) throw new NoPaymentAdapterError(`no payment adapter serves ${network}`);
+  const route = routeForMsisdn(input.msisdn);
+  const adapter = route && registry(route.network, route.country);
+  if (!route || !adapter) throw new NoPaymentAdapterError('no payment adapter serves this number');
+  if (adapter.currency && adapter.currency !== input.amount.currency)
+    throw new NoPaymentAdapterError(
+      `${adapter.name} moves ${adapter.currency} only, not ${input.amount.currency}`,
+    );
+  const network = route.network;
   const row = await one<TransactionRef>(
     tx,
     sql`insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
-import { providerForMsisdn } from '../payments/mobile-network.ts';
+import { routeForMsisdn } from '../payments/mobile-network.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import { NETWORK_NAMES } from '../payments/registry.ts';
 import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts';
@@ -53,7 +53,8 @@ export async function loadUssdData(
   );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');
   const msisdn = row.customer?.msisdn;
-  const network = msisdn ? providerForMsisdn(msisdn) : undefined;
+  const route = msisdn ? routeForMsisdn(msisdn) : undefined;
+  const adapter = route ? adapters(route.network, route.country) : undefined;
   return {
     ...(row.customer ? { customer: row.customer } : {}),
     data: {
@@ -61,8 +62,9 @@ export async function loadUssdData(
       customer: {
         id: customer,
         hasMsisdn: Boolean(msisdn),
-        paymentsAvailable: network !== undefined && adapters(network) !== undefined,
-        network: network ? NETWORK_NAMES[network] : null,
+        paymentsAvailable: adapter !== undefined,
+        network: route ? NETWORK_NAMES[route.network] : null,
+        paymentCurrency: adapter?.currency ?? null,
       },
       stocks: row.stocks,
       holdings: row.holdings.map(({ price, currency, ...h }) => ({

@@ -68,7 +68,7 @@ export function completeSubmission(state: UssdState, context: UssdContext, order
 // The submitted screens do not read the data snapshot.
 const emptyData: UssdData = {
   organizationName: '',
-  customer: { id: '', hasMsisdn: false, paymentsAvailable: false, network: null },
+  customer: { id: '', hasMsisdn: false, paymentsAvailable: false, network: null, paymentCurrency: null },
   stocks: [],
   holdings: [],
   openOrders: [],

@@ -118,6 +118,12 @@ const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
 const notAvailable = (network: string | null) =>
   `Payments from ${network ?? 'your network'} are not available yet.`;
+/** The provider moves one currency only: an order in another is refused before it exists. */
+const otherCurrency = (data: UssdData, currency: string): string | undefined => {
+  const paid = data.customer.paymentCurrency;
+  if (paid === null || paid === currency) return undefined;
+  return `${data.customer.network ?? 'Your network'} pays in ${paid} only, not ${currency}.`;
+};
 
 /** Text built from lines, dropping list lines (with a "+n more" line) until the screen fits. */
 function fitList(head: string[], list: string[], tail: string[], options: UssdOption[]) {
@@ -188,6 +194,8 @@ export function renderMenu(
       const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
+      const currencyRefusal = otherCurrency(data, stock.currency);
+      if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
       const units = formatEstimatedUnits(unitsFor(paid, priceOf(stock)));
       return m(`${head}\n${priceLine(stock)}\nEst. units: ${units}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
@@ -210,6 +218,8 @@ export function renderMenu(
       const head = `Sell ${q} ${stock.symbol} units`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
+      const currencyRefusal = otherCurrency(data, stock.currency);
+      if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
       const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
       return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },

@@ -107,6 +107,8 @@ export interface UssdData {
     paymentsAvailable: boolean;
     /** That network as customers call it ('M-Pesa'); null without a number. */
     network: string | null;
+    /** The only currency the serving provider moves; null: any (the sandbox simulator) or none. */
+    paymentCurrency: string | null;
   };
   stocks: UssdStock[];
   holdings: UssdHolding[];

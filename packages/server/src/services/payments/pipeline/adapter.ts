@@ -43,9 +43,18 @@ export interface PaymentAdapter {
   readonly name: string;
   /** How long after acceptance the reconciliation sweep waits before it queries. */
   readonly reconcileAfterMs: number;
+  /** The one country (ISO 3166 alpha-2) and currency it is configured for; unset: any (the simulator). */
+  readonly country?: string;
+  readonly currency?: string;
   send(request: ProviderRequest): Promise<SendResult>;
   query(request: ProviderRequest): Promise<QueryResult>;
 }
 
-/** Which adapter serves a network; undefined: payments from that network are not available. */
-export type AdapterRegistry = (network: 'MPESA' | 'AIRTEL_MONEY' | 'MTN_MOMO') => PaymentAdapter | undefined;
+/**
+ * Which adapter serves a network in a country (mobile-network.ts routes a number); undefined:
+ * payments from that network are not available there. Without a country: any country.
+ */
+export type AdapterRegistry = (
+  network: 'MPESA' | 'AIRTEL_MONEY' | 'MTN_MOMO',
+  country?: string,
+) => PaymentAdapter | undefined;

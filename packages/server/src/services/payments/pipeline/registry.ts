@@ -13,5 +13,10 @@ export function registryFromConfig(
 ): AdapterRegistry {
   const sandbox =
     config.APP_ENV === 'sandbox' ? createSandboxAdapter({ settleMs: config.SANDBOX_SETTLE_MS }) : undefined;
-  return (network) => extra[network] ?? sandbox;
+  return (network, country) => {
+    const adapter = extra[network];
+    // A provider is configured for one country: the same network elsewhere is not served by it.
+    if (adapter && (!adapter.country || !country || adapter.country === country)) return adapter;
+    return sandbox;
+  };
 }

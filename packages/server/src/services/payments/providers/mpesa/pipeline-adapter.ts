@@ -170,6 +170,8 @@ export function createDarajaPaymentAdapter(
   return {
     name: 'mpesa',
     reconcileAfterMs: options.reconcileAfterMs,
+    country: 'KE',
+    currency: 'KES',
     async send(request) {
       const msisdn = darajaMsisdn(request.msisdn);
       if (!msisdn) return refusedBeforeSending(new RangeError('not a Safaricom-form number'));
