@@ -154,6 +154,7 @@ describe('MTN settings', () => {
       targetEnvironment: 'mtnuganda',
       currency: 'UGX',
       countryCode: '256',
+      country: 'UG',
       callbackBaseUrl: 'https://api.example.com/v1/payments/callbacks/mtn',
       callbackAllowedIps: [],
       reconcileAfterMs: 60_000,
@@ -184,13 +185,14 @@ describe('MTN settings', () => {
       /MTN_CURRENCY: the MTN sandbox takes EUR only/,
     );
     expect(() => mtnSettingsFrom(env({ MTN_TARGET_ENVIRONMENT: 'mtnmars' }), 'https://x.example')).toThrow(
-      /MTN_COUNTRY_CODE: required/,
+      /MTN_COUNTRY_CODE: required[\s\S]*MTN_COUNTRY: required/,
     );
     expect(
-      mtnSettingsFrom(env({ MTN_TARGET_ENVIRONMENT: 'mtnmars', MTN_COUNTRY_CODE: '999' }), 'h://x'),
-    ).toMatchObject({
-      countryCode: '999',
-    });
+      mtnSettingsFrom(
+        env({ MTN_TARGET_ENVIRONMENT: 'mtnmars', MTN_COUNTRY_CODE: '999', MTN_COUNTRY: 'MR' }),
+        'h://x',
+      ),
+    ).toMatchObject({ countryCode: '999', country: 'MR' });
   });
 
   it('the shape refuses bad values', () => {

@@ -35,7 +35,10 @@ function request(operation: 'COLLECT' | 'DISBURSE', amount: string, more: Partia
 describe('MTN as a pipeline adapter', () => {
   it('a collection: the reference from our id, both ids kept, pending then SUCCESS with the receipt', async () => {
     const s = await setup({ callbackDelayMs: 150 });
-    expect(s.mtn).toMatchObject({ name: 'mtn', reconcileAfterMs: 1234 });
+    expect(s.mtn).toMatchObject({ name: 'mtn', reconcileAfterMs: 1234, currency: 'EUR' });
+    // The sandbox serves no one country; a country's environment names it (settings.ts).
+    expect(s.mtn.country).toBeUndefined();
+    expect(createMtnPaymentAdapter({ ...s.config, country: 'UG' }).country).toBe('UG');
     const r = request('COLLECT', '100.50');
     const sent = await s.mtn.send(r);
     expect(sent).toMatchObject({

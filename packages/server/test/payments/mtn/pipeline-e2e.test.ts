@@ -31,16 +31,18 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
 
   beforeEach(async () => {
     t = await buildTestApp('pglite', { SANDBOX_SETTLE_MS: '0' });
-    // Test-only: the stock's currency, so the fake runs a KES environment.
-    fake = await startFakeMtn({ targetEnvironment: 'mtnkenya', currency: 'KES', callbackDelayMs: 30 });
+    // Uganda, routed by the number; test-only: in the catalog's currency (KES), so the fake takes KES.
+    fake = await startFakeMtn({ targetEnvironment: 'mtnuganda', currency: 'KES', callbackDelayMs: 30 });
     // The pipeline reads the registry when it is made: the adapter is bound once the routes listen.
     let mtn: PaymentAdapter | undefined;
-    t.ctx.registry = () => mtn;
+    t.ctx.registry = (network, country) =>
+      network === 'MTN_MOMO' && (!country || country === 'UG') ? mtn : undefined;
     routes = Fastify({ logger: false });
     const settings = mtnTestConfig(fake.url, 'http://127.0.0.1:1', {
-      targetEnvironment: 'mtnkenya',
+      targetEnvironment: 'mtnuganda',
       currency: 'KES',
-      countryCode: '254',
+      countryCode: '256',
+      country: 'UG',
     });
     await routes.register(mtnCallbackRoutes, {
       prefix: '/v1',
@@ -77,7 +79,7 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
 
   it('the callback, confirmed by the status query, pays the collection; a repeat changes nothing', async () => {
     fake.queue('request-to-pay', 'duplicate-callback');
-    const transactionId = await placeQueuedBuy(t, '254712000101', '500');
+    const transactionId = await placeQueuedBuy(t, '256772000101', '500');
     await runPipelineOnce(pipelineDeps(t.ctx, log));
     await answered(2);
     await until(async () => (await status(transactionId)) === 'SUCCESS');
@@ -100,8 +102,8 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
   it('a contradicting callback changes nothing; a rejected prompt ends CANCELLED', async () => {
     fake.queue('request-to-pay', 'contradicting-callback');
     fake.queue('request-to-pay', 'cancelled');
-    const forged = await placeQueuedBuy(t, '254712000102', '500');
-    const rejected = await placeQueuedBuy(t, '254712000103', '500');
+    const forged = await placeQueuedBuy(t, '256772000102', '500');
+    const rejected = await placeQueuedBuy(t, '256772000103', '500');
     await runPipelineOnce(pipelineDeps(t.ctx, log));
     await answered(2);
     await until(async () => (await status(rejected)) === 'CANCELLED');
@@ -110,7 +112,7 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
 
   it('a send whose answer was lost: the paying callback adopts the request, the query confirms it', async () => {
     fake.queue('request-to-pay', 'reset');
-    const transactionId = await placeQueuedBuy(t, '254712000104', '500');
+    const transactionId = await placeQueuedBuy(t, '256772000104', '500');
     await runPipelineOnce(pipelineDeps(t.ctx, log));
     await answered(1);
     await until(async () => (await status(transactionId)) === 'SUCCESS');
@@ -151,7 +153,7 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
   }
 
   it('a payout: the transfer callback, confirmed by the transfer status, settles it', async () => {
-    const transactionId = await queuedPayout('254712000105');
+    const transactionId = await queuedPayout('256772000105');
     await runPipelineOnce(pipelineDeps(t.ctx, log));
     await answered(1);
     await until(async () => (await status(transactionId)) === 'SUCCESS');
@@ -159,13 +161,13 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
     expect(fake.requests.find((r) => r.operation === 'transfer')?.body).toMatchObject({
       amount: '400',
       currency: 'KES',
-      payee: { partyIdType: 'MSISDN', partyId: '254712000105' },
+      payee: { partyIdType: 'MSISDN', partyId: '256772000105' },
     });
   });
 
   it('a payout answered 500: queried (404, nothing done), sent again with the same reference, paid once', async () => {
     fake.queue('transfer', 'http-500');
-    const transactionId = await queuedPayout('254712000106');
+    const transactionId = await queuedPayout('256772000106');
     await runPipelineOnce(pipelineDeps(t.ctx, log));
     expect(await status(transactionId)).toBe('PENDING');
     // Past the backoff: the worker queries first, then sends again.

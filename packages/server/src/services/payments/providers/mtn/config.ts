@@ -21,6 +21,8 @@ export type MtnConfig = {
   currency: string;
   /** The country's dialling code (e.g. `256`): a local `0…` number is read in it. */
   countryCode: string;
+  /** ISO 3166 alpha-2 of the target environment (`UG`); unset (the sandbox): any country routes here. */
+  country?: string;
   collection: MtnCredentials;
   disbursement: MtnCredentials;
   /**

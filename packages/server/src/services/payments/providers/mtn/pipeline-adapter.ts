@@ -87,7 +87,14 @@ export function createMtnPaymentAdapter(
     return queryResultOf(outcome);
   }
 
-  return { name: MTN_ADAPTER_NAME, reconcileAfterMs: config.reconcileAfterMs, send, query };
+  return {
+    name: MTN_ADAPTER_NAME,
+    reconcileAfterMs: config.reconcileAfterMs,
+    ...(config.country ? { country: config.country } : {}),
+    currency: config.currency,
+    send,
+    query,
+  };
 }
 
 /**

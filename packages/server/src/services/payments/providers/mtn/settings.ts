@@ -33,6 +33,11 @@ export const MTN_ENV_SHAPE = {
     .string()
     .regex(/^[1-9]\d{0,2}$/, 'must be a dialling code such as 256')
     .optional(),
+  /** ISO 3166 alpha-2 of the country served; unset: known from MTN_TARGET_ENVIRONMENT (sandbox: any). */
+  MTN_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166 alpha-2 code such as UG')
+    .optional(),
   MTN_COLLECTION_SUBSCRIPTION_KEY: nonBlank.optional(),
   MTN_COLLECTION_API_USER: uuid.optional(),
   MTN_COLLECTION_API_KEY: nonBlank.optional(),
@@ -88,20 +93,24 @@ export const MTN_BASE_URLS = {
 /** Where our MTN callback routes live, under PUBLIC_BASE_URL. */
 export const MTN_CALLBACK_PATH = '/v1/payments/callbacks/mtn';
 
-/** Dialling codes of the target environments MTN's SDK names (sandbox: its 46733… test numbers). */
-export const MTN_COUNTRY_CODES: Readonly<Record<string, string>> = {
-  sandbox: '46',
-  mtnuganda: '256',
-  mtnghana: '233',
-  mtnivorycoast: '225',
-  mtnzambia: '260',
-  mtncameroon: '237',
-  mtnbenin: '229',
-  mtncongo: '242',
-  mtnswaziland: '268',
-  mtnguineaconakry: '224',
-  mtnsouthafrica: '27',
-  mtnliberia: '231',
+/**
+ * Dialling code and country of the target environments MTN's SDK names. The sandbox serves no one
+ * country (its test numbers are +46 733…); `mtnrwanda` is the name used in practice for Rwanda.
+ */
+export const MTN_TARGET_ENVIRONMENTS: Readonly<Record<string, { dial: string; country?: string }>> = {
+  sandbox: { dial: '46' },
+  mtnuganda: { dial: '256', country: 'UG' },
+  mtnghana: { dial: '233', country: 'GH' },
+  mtnivorycoast: { dial: '225', country: 'CI' },
+  mtnzambia: { dial: '260', country: 'ZM' },
+  mtncameroon: { dial: '237', country: 'CM' },
+  mtnbenin: { dial: '229', country: 'BJ' },
+  mtncongo: { dial: '242', country: 'CG' },
+  mtnswaziland: { dial: '268', country: 'SZ' },
+  mtnguineaconakry: { dial: '224', country: 'GN' },
+  mtnsouthafrica: { dial: '27', country: 'ZA' },
+  mtnliberia: { dial: '231', country: 'LR' },
+  mtnrwanda: { dial: '250', country: 'RW' },
 };
 
 /**
@@ -116,9 +125,13 @@ export function mtnSettingsFrom(env: MtnEnv, publicBaseUrl: string): MtnConfig |
     (name) => `${name}: required with the other MTN settings (${given.join(', ')} set)`,
   );
   const target = env.MTN_TARGET_ENVIRONMENT;
-  const countryCode = env.MTN_COUNTRY_CODE ?? (target ? MTN_COUNTRY_CODES[target] : undefined);
+  const known = target ? MTN_TARGET_ENVIRONMENTS[target] : undefined;
+  const countryCode = env.MTN_COUNTRY_CODE ?? known?.dial;
+  const country = env.MTN_COUNTRY ?? known?.country;
   if (target && countryCode === undefined)
     problems.push(`MTN_COUNTRY_CODE: required for target environment ${target}`);
+  if (target && target !== 'sandbox' && country === undefined)
+    problems.push(`MTN_COUNTRY: required for target environment ${target}`);
   if (target === 'sandbox' && env.MTN_CURRENCY && env.MTN_CURRENCY !== 'EUR')
     problems.push(`MTN_CURRENCY: the MTN sandbox takes EUR only, not ${env.MTN_CURRENCY}`);
   if (problems.length > 0) throw new Error(problems.join('\n'));
@@ -129,6 +142,7 @@ export function mtnSettingsFrom(env: MtnEnv, publicBaseUrl: string): MtnConfig |
     targetEnvironment: required(target),
     currency: required(env.MTN_CURRENCY),
     countryCode: required(countryCode),
+    ...(country ? { country } : {}),
     collection: {
       subscriptionKey: required(env.MTN_COLLECTION_SUBSCRIPTION_KEY),
       apiUser: required(env.MTN_COLLECTION_API_USER),
