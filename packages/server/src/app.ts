@@ -14,6 +14,7 @@ import { customerRoutes } from './routes/customers.ts';
 import { darajaCallbackRoutes } from './routes/daraja-callbacks.ts';
 import { registerDocs } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { mtnCallbackRoutes } from './routes/mtn-callbacks.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
 import { paymentCallbackRoute } from './routes/payment-callback.ts';
 import { paymentRoutes } from './routes/payments.ts';
@@ -70,6 +71,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await v1.register(darajaCallbackRoutes, {
           ctx,
           settings: ctx.config.mpesa,
+          pipeline: ctx.callbackPipeline,
+        });
+      }
+      if (ctx.config.mtn) {
+        ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
+        await v1.register(mtnCallbackRoutes, {
+          ctx,
+          settings: ctx.config.mtn,
           pipeline: ctx.callbackPipeline,
         });
       }

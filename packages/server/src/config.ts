@@ -2,6 +2,8 @@ import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
 import type { MpesaConfig } from './services/payments/providers/mpesa/config.ts';
+import type { MtnConfig } from './services/payments/providers/mtn/config.ts';
+import { MTN_ENV_SHAPE, mtnSettingsFrom } from './services/payments/providers/mtn/settings.ts';
 
 const rateLimitSpec = z
   .string()
@@ -133,6 +135,8 @@ export const configSchema = z.object({
   MPESA_RECONCILE_AFTER_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(120),
   /** Client deadline of every Daraja call but the token (which gets at most 10 s); default 15 s. */
   MPESA_REQUEST_TIMEOUT_MS: positiveInt.max(120_000, 'must be at most 120000').default(15_000),
+  // MTN MoMo: all of MTN_REQUIRED or none (docs/payments-mtn.md).
+  ...MTN_ENV_SHAPE,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `auto`: readable lines (pino-pretty) on a terminal, JSON lines otherwise. */
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -151,6 +155,8 @@ export type Config = RawConfig & {
   PUBLIC_BASE_URL: string;
   /** Set when every MPESA_REQUIRED variable is; unset: M-Pesa is not configured. */
   mpesa?: MpesaSettings;
+  /** Set when every MTN_REQUIRED variable is; unset: MTN MoMo is not configured. */
+  mtn?: MtnConfig;
 };
 
 /** M-Pesa is configured by all of these or by none of them. */
@@ -212,15 +218,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         problems.set(name, `required with the other M-Pesa settings (${givenMpesa.join(', ')} set)`);
     }
   }
+  const publicBaseUrl = parsed.data?.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data?.PORT ?? 8080}`;
+  // The other providers check their own sets (all or none) and name each problem on its own line.
+  let mtn: MtnConfig | undefined;
+  if (parsed.success) {
+    try {
+      mtn = mtnSettingsFrom(parsed.data, publicBaseUrl);
+    } catch (error) {
+      for (const line of String((error as Error).message).split('\n')) {
+        const at = line.indexOf(': ');
+        problems.set(line.slice(0, at), line.slice(at + 2));
+      }
+    }
+  }
   if (problems.size > 0 || !parsed.success) {
     throw new ConfigError([...problems].map(([name, message]) => `${name}: ${message}`));
   }
   const config = parsed.data;
-  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   return {
     ...config,
     PUBLIC_BASE_URL: publicBaseUrl,
     ...(givenMpesa.length > 0 ? { mpesa: mpesaSettings(config, publicBaseUrl) } : {}),
+    ...(mtn ? { mtn } : {}),
   };
 }
 

@@ -1,8 +1,9 @@
 import type { Config } from '../../config.ts';
-import type { AdapterRegistry } from './pipeline/adapter.ts';
+import type { AdapterRegistry, PaymentAdapter } from './pipeline/adapter.ts';
 import { registryFromConfig } from './pipeline/registry.ts';
 import { createMpesaAdapter } from './providers/mpesa/adapter.ts';
 import { createDarajaPaymentAdapter } from './providers/mpesa/pipeline-adapter.ts';
+import { createMtnPaymentAdapter } from './providers/mtn/pipeline-adapter.ts';
 
 export type Network = Parameters<AdapterRegistry>[0];
 
@@ -14,7 +15,7 @@ export const NETWORK_NAMES: Record<Network, string> = {
 };
 
 export type RegistryOptions = {
-  config: Pick<Config, 'APP_ENV' | 'SANDBOX_SETTLE_MS' | 'mpesa'>;
+  config: Pick<Config, 'APP_ENV' | 'SANDBOX_SETTLE_MS' | 'mpesa' | 'mtn'>;
   /** For tests of the Daraja adapter only; default the global fetch. */
   fetch?: typeof fetch;
 };
@@ -28,9 +29,12 @@ export type RegistryOptions = {
  */
 export function createAdapterRegistry(options: RegistryOptions): AdapterRegistry {
   const { config } = options;
-  if (config.APP_ENV === 'sandbox' || !config.mpesa) return registryFromConfig(config);
-  const mpesa = createDarajaPaymentAdapter(createMpesaAdapter(config.mpesa, { fetch: options.fetch }), {
-    reconcileAfterMs: config.mpesa.reconcileAfterMs,
-  });
-  return registryFromConfig(config, { MPESA: mpesa });
+  if (config.APP_ENV === 'sandbox') return registryFromConfig(config);
+  const providers: Partial<Record<Network, PaymentAdapter>> = {};
+  if (config.mpesa)
+    providers.MPESA = createDarajaPaymentAdapter(createMpesaAdapter(config.mpesa, { fetch: options.fetch }), {
+      reconcileAfterMs: config.mpesa.reconcileAfterMs,
+    });
+  if (config.mtn) providers.MTN_MOMO = createMtnPaymentAdapter(config.mtn, { fetch: options.fetch });
+  return registryFromConfig(config, providers);
 }
