@@ -84,6 +84,7 @@ const enquiryData = z.object({
     airtel_money_id: z.string().nullish(),
   }),
 });
+const encryptionKeyData = z.object({ key: z.string().min(1), key_id: z.unknown().optional() });
 const disbursementData = z.object({
   transaction: z
     .object({
@@ -139,12 +140,9 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
   const tokens = airtelTokenCache(config, () => now().getTime(), options.fetch);
   const requestMs = config.timeouts?.requestMs ?? 15_000;
   const base = config.baseUrl.replace(/\/+$/, '');
-  let publicKey: KeyObject | undefined;
-  const rsaKey = () => {
-    if (!config.rsaPublicKey) throw new RangeError('AIRTEL_RSA_PUBLIC_KEY is required for this call');
-    publicKey ??= airtelPublicKey(config.rsaPublicKey);
-    return publicKey;
-  };
+  let publicKey: KeyObject | undefined = config.rsaPublicKey
+    ? airtelPublicKey(config.rsaPublicKey)
+    : undefined;
   const decimals = config.amountDecimals;
   const requireAmount = (amount: number) =>
     requireInput(
@@ -188,7 +186,7 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
       if (sign && body)
         Object.assign(
           headers,
-          signMessage(JSON.stringify(body), rsaKey(), config.signingKeyPadding ?? 'pkcs1'),
+          signMessage(JSON.stringify(body), publicKey!, config.signingKeyPadding ?? 'pkcs1'),
         );
       const { answer, record } = await sendHttp({
         provider: 'AIRTEL',
@@ -243,6 +241,25 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
     };
   }
 
+  /**
+   * Airtel's RSA key: AIRTEL_RSA_PUBLIC_KEY, or else `GET /v1/rsa/encryption-keys` once (the same
+   * key the portal shows). Undefined with why when it cannot be had: then nothing is sent.
+   */
+  async function ensurePublicKey(exchanges: ExchangeRecord[]): Promise<string | null> {
+    if (publicKey) return null;
+    const r = await call('encryption-key', 'GET', '/v1/rsa/encryption-keys');
+    exchanges.push(...r.exchanges);
+    if ('notSent' in r) return r.notSent;
+    const key = r.c.kind === 'success' ? encryptionKeyData.safeParse(r.c.envelope.data) : null;
+    if (!key?.success) return `no RSA key from /v1/rsa/encryption-keys (${r.c.kind})`;
+    try {
+      publicKey = airtelPublicKey(key.data.key);
+      return null;
+    } catch {
+      return 'the RSA key from /v1/rsa/encryption-keys does not parse';
+    }
+  }
+
   const disbursementPath = () => {
     switch (config.disbursementApi ?? 'v1') {
       case 'v1':
@@ -266,6 +283,9 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
         'reference: 4 to 64 characters',
       );
       const v2 = config.collectionApi === 'v2';
+      const keyExchanges: ExchangeRecord[] = [];
+      const noKey = v2 ? await ensurePublicKey(keyExchanges) : null;
+      if (noKey) return { kind: 'not-sent', detail: noKey, exchanges: keyExchanges };
       const r = await call(
         'ussd-push',
         'POST',
@@ -282,8 +302,10 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
         },
         v2,
       );
-      if ('notSent' in r) return { kind: 'not-sent', detail: r.notSent, exchanges: r.exchanges };
-      const { c, exchanges } = r;
+      if ('notSent' in r)
+        return { kind: 'not-sent', detail: r.notSent, exchanges: [...keyExchanges, ...r.exchanges] };
+      const c = r.c;
+      const exchanges = [...keyExchanges, ...r.exchanges];
       if (c.kind === 'failure' && c.meaning === 'duplicate')
         return { kind: 'duplicate', transactionId: input.transactionId, code: c.code, exchanges };
       if (c.kind !== 'success') return notAccepted(c, exchanges);
@@ -316,7 +338,10 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
       );
       requireInput(/^\d{4}$/.test(config.disbursementPin ?? ''), 'AIRTEL_DISBURSEMENT_PIN must be 4 digits');
       const api = config.disbursementApi ?? 'v1';
-      const pin = encryptPin(config.disbursementPin!, rsaKey(), config.pinPadding ?? 'pkcs1');
+      const keyExchanges: ExchangeRecord[] = [];
+      const noKey = await ensurePublicKey(keyExchanges);
+      if (noKey) return { kind: 'not-sent', detail: noKey, exchanges: keyExchanges };
+      const pin = encryptPin(config.disbursementPin!, publicKey!, config.pinPadding ?? 'pkcs1');
       const body =
         api === 'v1'
           ? {
@@ -340,8 +365,10 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
               },
             };
       const r = await call('disbursement', 'POST', disbursementPath(), body, api === 'v3');
-      if ('notSent' in r) return { kind: 'not-sent', detail: r.notSent, exchanges: r.exchanges };
-      const { c, exchanges } = r;
+      if ('notSent' in r)
+        return { kind: 'not-sent', detail: r.notSent, exchanges: [...keyExchanges, ...r.exchanges] };
+      const c = r.c;
+      const exchanges = [...keyExchanges, ...r.exchanges];
       if (c.kind === 'failure' && c.meaning === 'duplicate')
         return { kind: 'duplicate', transactionId: input.transactionId, code: c.code, exchanges };
       if (c.kind !== 'success') return notAccepted(c, exchanges);

@@ -67,7 +67,7 @@ export const AIRTEL_ENV_SHAPE = {
     .string()
     .regex(/^\d{4}$/, 'must be 4 digits')
     .optional(),
-  /** Airtel's RSA public key: PEM or the portal's bare base64. */
+  /** Airtel's RSA public key: PEM or the portal's bare base64; unset: fetched from /v1/rsa/encryption-keys. */
   AIRTEL_RSA_PUBLIC_KEY: z
     .string()
     .refine((key) => {
@@ -99,7 +99,6 @@ export const AIRTEL_REQUIRED = [
   'AIRTEL_CURRENCY',
   'AIRTEL_CALLBACK_TOKEN',
   'AIRTEL_DISBURSEMENT_PIN',
-  'AIRTEL_RSA_PUBLIC_KEY',
 ] as const;
 
 /** The Airtel settings once complete: the adapter's config plus what the route needs. */
@@ -159,7 +158,7 @@ export function airtelSettingsFrom(
     disbursementApi: e.AIRTEL_DISBURSEMENT_API ?? 'v1',
     disbursementPin: e.AIRTEL_DISBURSEMENT_PIN!,
     // A PEM in one environment line may carry literal `\n`.
-    rsaPublicKey: e.AIRTEL_RSA_PUBLIC_KEY!.replaceAll('\\n', '\n'),
+    ...(e.AIRTEL_RSA_PUBLIC_KEY ? { rsaPublicKey: e.AIRTEL_RSA_PUBLIC_KEY.replaceAll('\\n', '\n') } : {}),
     pinPadding: e.AIRTEL_PIN_PADDING ?? 'pkcs1',
     signingKeyPadding: e.AIRTEL_SIGNING_KEY_PADDING ?? 'pkcs1',
     reconcileAfterMs: (e.AIRTEL_RECONCILE_AFTER_SECONDS ?? 180) * 1000,
