@@ -39,7 +39,14 @@ export function rsaEncrypt(key: KeyObject, data: string, padding: RsaPadding): s
 
 /** The fake's side (and tests'): decrypts what `rsaEncrypt` made with the matching private key. */
 export function rsaDecrypt(key: KeyObject | string, base64: string, padding: RsaPadding): string {
-  return privateDecrypt({ key, ...rsaOptions(padding) }, Buffer.from(base64, 'base64')).toString('utf8');
+  const data = Buffer.from(base64, 'base64');
+  if (padding !== 'pkcs1') return privateDecrypt({ key, ...rsaOptions(padding) }, data).toString('utf8');
+  // Node refuses PKCS#1 v1.5 decryption (CVE-2023-46809): decrypt raw and strip the padding,
+  // 00 02 <at least 8 non-zero bytes> 00 <message>. Only the fake and tests decrypt.
+  const block = privateDecrypt({ key, padding: constants.RSA_NO_PADDING }, data);
+  const end = block.indexOf(0, 2);
+  if (block[0] !== 0 || block[1] !== 2 || end < 10) throw new Error('not PKCS#1 v1.5 padded');
+  return block.subarray(end + 1).toString('utf8');
 }
 
 /** The disbursement `pin`: the wallet PIN RSA-encrypted with Airtel's key, base64. */
