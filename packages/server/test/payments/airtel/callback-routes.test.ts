@@ -111,6 +111,17 @@ describe.each(STORES)(
       }
       return value;
     }
+    /** The transaction once it is no longer PENDING (callbacks drive it). */
+    const settled = (transactionId: string) =>
+      until(
+        () => statusOf(transactionId),
+        (s) => s.status !== 'PENDING',
+      );
+    /** The reconciliation sweep, once the request is due. */
+    const reconcile = async () => {
+      await settle(RECONCILE_MS);
+      await runPipelineOnce(deps);
+    };
     const verdictsOf = (requestId: string) =>
       verdicts.filter((v) => v.requestId === requestId).map((v) => v.verdict);
 
@@ -118,12 +129,7 @@ describe.each(STORES)(
       const prompts = fake.processed('ussd-push');
       const { transactionId, requestId } = await buy('100');
       expect((await requestOf(transactionId)).providerIds).toEqual({ airtelTransactionId: requestId });
-      expect(
-        await until(
-          () => statusOf(transactionId),
-          (s) => s.status !== 'PENDING',
-        ),
-      ).toMatchObject({
+      expect(await settled(transactionId)).toMatchObject({
         status: 'SUCCESS',
       });
       expect(verdictsOf(requestId)).toEqual(['applied']);
@@ -152,8 +158,7 @@ describe.each(STORES)(
         sql`select note from provider_exchanges where provider_request_id is null and note like ${`%hash mismatch for ${requestId}%`}`,
       );
       expect(noted).toHaveLength(1);
-      await settle(RECONCILE_MS);
-      await runPipelineOnce(deps);
+      await reconcile();
       expect((await statusOf(transactionId)).status).toBe('SUCCESS');
     });
 
@@ -165,8 +170,7 @@ describe.each(STORES)(
       );
       expect(verdictsOf(requestId)).toEqual(['contradicted']);
       expect((await statusOf(transactionId)).status).toBe('PENDING');
-      await settle(RECONCILE_MS);
-      await runPipelineOnce(deps);
+      await reconcile();
       expect(await statusOf(transactionId)).toMatchObject({
         status: 'FAILED',
         reason: 'Airtel TF: Transaction failed',
@@ -175,16 +179,10 @@ describe.each(STORES)(
 
     it('TIP for a while: the enquiry waits (PENDING), then the callback settles it', async () => {
       const { transactionId, requestId } = await buy('4001');
-      await settle(RECONCILE_MS);
-      await runPipelineOnce(deps);
+      await reconcile();
       expect((await statusOf(transactionId)).status).toBe('PENDING');
       expect((await requestOf(transactionId)).state).toBe('AWAITING');
-      expect(
-        await until(
-          () => statusOf(transactionId),
-          (s) => s.status !== 'PENDING',
-        ),
-      ).toMatchObject({
+      expect(await settled(transactionId)).toMatchObject({
         status: 'SUCCESS',
       });
       expect(verdictsOf(requestId)).toEqual(['applied']);
@@ -202,12 +200,7 @@ describe.each(STORES)(
 
     it('a declined prompt ends CANCELLED', async () => {
       const { transactionId } = await buy('1032');
-      expect(
-        await until(
-          () => statusOf(transactionId),
-          (s) => s.status !== 'PENDING',
-        ),
-      ).toMatchObject({
+      expect(await settled(transactionId)).toMatchObject({
         status: 'CANCELLED',
       });
     });
@@ -241,8 +234,7 @@ describe.each(STORES)(
       }
       expect(verdictsOf(requestId)).toEqual([]);
       expect((await statusOf(transactionId)).status).toBe('PENDING');
-      await settle(RECONCILE_MS);
-      await runPipelineOnce(deps);
+      await reconcile();
       expect((await statusOf(transactionId)).status).toBe('SUCCESS');
     });
 
