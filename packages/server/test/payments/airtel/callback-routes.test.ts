@@ -133,9 +133,14 @@ describe.each(STORES)(
         status: 'SUCCESS',
       });
       expect(verdictsOf(requestId)).toEqual(['applied']);
-      const sent = fake.callbacks.find(
-        (c) => (c.body as { transaction: { id: string } }).transaction.id === requestId,
-      )!;
+      // The fake notes its callback once our route has answered it.
+      const sent = (await until(
+        async () =>
+          fake.callbacks.find(
+            (c) => (c.body as { transaction: { id: string } }).transaction.id === requestId,
+          ),
+        (c) => c !== undefined,
+      ))!;
       expect(sent.status).toBe(200);
       expect(sent.body).toEqual({
         transaction: expect.not.objectContaining({ amount: expect.anything() }),
