@@ -6,6 +6,7 @@ import {
 import {
   airtelSettingsFrom,
   callbackHash,
+  createAirtelAdapter,
   parseAirtelCallback,
   verifyCallbackHash,
 } from '../../../src/services/payments/providers/airtel/index.ts';
@@ -149,9 +150,6 @@ describe('the fake Airtel', () => {
         { ...FAKE_AIRTEL_ENV(fake.url), AIRTEL_CALLBACK_TOKEN: 'x'.repeat(32) },
         'http://127.0.0.1',
       )!;
-      const { createAirtelAdapter } = await import(
-        '../../../src/services/payments/providers/airtel/index.ts'
-      );
       const adapter = createAirtelAdapter(settings);
       const id = newId();
       await adapter.ussdPush({ transactionId: id, msisdn: LOCAL_MSISDN, amount: 100, reference: 'r123' });

@@ -35,7 +35,10 @@ export type AirtelConfig = {
   disbursementApi?: 'v1' | 'v2' | 'v3';
   /** The disbursement wallet's 4-digit PIN (encrypted with `rsaPublicKey` before it is sent). */
   disbursementPin?: string;
-  /** Airtel's RSA public key (PEM, or the portal's bare base64 SPKI): PIN encryption and `x-key`. */
+  /**
+   * Airtel's RSA public key (PEM, or the portal's bare base64 SPKI): PIN encryption and `x-key`.
+   * Unset: fetched once from `GET /v1/rsa/encryption-keys`.
+   */
   rsaPublicKey?: string;
   /** PIN encryption padding; default `pkcs1` (docs/payments-airtel.md, "Decisions"). */
   pinPadding?: RsaPadding;
