@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { airtelCallbackRoutes } from '../../../src/routes/airtel-callbacks.ts';
+import { createSellOrder } from '../../../src/services/orders/create-sell.ts';
 import type { CallbackPipeline } from '../../../src/services/payments/callback-pipeline.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
@@ -21,6 +22,8 @@ import {
   createAirtelPaymentAdapter,
 } from '../../../src/services/payments/providers/airtel/index.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
+import { createPartner } from '../../support/partner.ts';
+import { ensureCatalog, insertCustomer, insertHolding } from '../../ussd/support.ts';
 import { placeQueuedBuy } from '../pipeline/support.ts';
 import { testConfig } from './harness.ts';
 
@@ -87,9 +90,9 @@ describe.each(STORES)(
 
     const db = () => t.ctx.database.db;
     const statusOf = async (transactionId: string) =>
-      (await one<{ status: string; reason: string | null }>(
+      (await one<{ status: string; reason: string | null; receipt: string | null }>(
         db(),
-        sql`select status, failure_reason as reason from transactions where id = ${transactionId}`,
+        sql`select status, failure_reason as reason, provider_reference as receipt from transactions where id = ${transactionId}`,
       ))!;
     const requestOf = async (transactionId: string) =>
       (await one<{ id: string; state: string; providerIds: Record<string, string> }>(
@@ -241,6 +244,59 @@ describe.each(STORES)(
       expect((await statusOf(transactionId)).status).toBe('PENDING');
       await reconcile();
       expect((await statusOf(transactionId)).status).toBe('SUCCESS');
+    });
+
+    /** A sell of `units` (KES 40 each) by a fresh Airtel customer, sent by one worker pass. */
+    async function sell(units: string) {
+      const partner = await createPartner(t);
+      const msisdn = airtelNumber();
+      const customerId = await insertCustomer(t, partner, { msisdn });
+      const stockId = (await ensureCatalog(t)).sell;
+      await insertHolding(t, partner, customerId, stockId, units);
+      const placed = await db().transaction((tx) =>
+        createSellOrder(
+          tx,
+          { organizationId: partner.organizationId, customerId, msisdn, stockId, quantity: units },
+          t.ctx.registry,
+        ),
+      );
+      const transactionId = placed.payments[0]!.id;
+      await runPipelineOnce(deps);
+      return { transactionId, requestId: (await requestOf(transactionId)).id };
+    }
+
+    it('a sell pays out once; the payout callback is confirmed by enquiry: SUCCESS with the receipt', async () => {
+      const payouts = fake.processed('disbursement');
+      const { transactionId, requestId } = await sell('25');
+      expect(await settled(transactionId)).toMatchObject({
+        status: 'SUCCESS',
+        receipt: expect.stringMatching(/^disbursement-/),
+      });
+      expect(verdictsOf(requestId)).toEqual(['applied']);
+      expect(fake.processed('disbursement')).toBe(payouts + 1);
+      const sent = fake.requests.filter((r) => r.operation === 'disbursement').at(-1)!;
+      expect(sent.body).toMatchObject({ transaction: { amount: 1000, id: requestId } });
+    });
+
+    it('a payout refused at once (200, success:false) goes to the operator: not failed, not re-sent', async () => {
+      const payouts = fake.processed('disbursement');
+      fake.queue('disbursement', 'insufficient');
+      const { transactionId, requestId } = await sell('10');
+      expect(await requestOf(transactionId)).toMatchObject({ state: 'OPERATOR' });
+      expect((await statusOf(transactionId)).status).toBe('PENDING');
+      // Its TF callback names an id the refusal never saved: recorded, nothing applied.
+      await until(
+        async () =>
+          rows(
+            db(),
+            sql`select 1 from provider_exchanges where provider_request_id is null and note like ${`%unmatched transaction.id ${requestId}%`}`,
+          ),
+        (r) => r.length > 0,
+      );
+      expect(verdictsOf(requestId)).toEqual([]);
+      await reconcile();
+      expect(await requestOf(transactionId)).toMatchObject({ state: 'OPERATOR' });
+      expect(fake.processed('disbursement')).toBe(payouts + 1);
     });
 
     it('a wrong token or a bad label is the unknown route 404', async () => {
