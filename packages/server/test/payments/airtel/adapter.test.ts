@@ -214,6 +214,9 @@ describe('Airtel payouts against the fake', () => {
     if (kind === 'rejected') {
       expect(outcome).toMatchObject({ code: 'DP00900001013', message: 'Incorrect Encrypted Pin' });
       expect(fake.processed('disbursement')).toBe(0);
+      // The fetched key may have been rotated: it is fetched again for the next payout.
+      await adapter.disburse(payout());
+      expect(fake.processed('encryption-key')).toBe(2);
     }
   });
 

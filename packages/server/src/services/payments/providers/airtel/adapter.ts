@@ -371,6 +371,9 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
       const exchanges = [...keyExchanges, ...r.exchanges];
       if (c.kind === 'failure' && c.meaning === 'duplicate')
         return { kind: 'duplicate', transactionId: input.transactionId, code: c.code, exchanges };
+      // A fetched key Airtel no longer takes (rotated: `valid_upto`) is fetched again next time.
+      if (c.kind === 'failure' && !config.rsaPublicKey && /ncorrect encrypted pin/i.test(c.message))
+        publicKey = undefined;
       if (c.kind !== 'success') return notAccepted(c, exchanges);
       const data = disbursementData.safeParse(c.envelope.data);
       const t = data.success ? data.data.transaction : {};
