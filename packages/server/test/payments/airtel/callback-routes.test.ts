@@ -206,6 +206,16 @@ describe.each(STORES)(
       expect(fake.processed('ussd-push')).toBe(prompts);
     });
 
+    it('a callback sent twice is applied once', async () => {
+      const { transactionId, requestId } = await buy('6002');
+      expect((await settled(transactionId)).status).toBe('SUCCESS');
+      await until(
+        async () => verdictsOf(requestId),
+        (v) => v.length === 2,
+      );
+      expect(verdictsOf(requestId)).toEqual(['applied', 'already-final']);
+    });
+
     it('a declined prompt ends CANCELLED', async () => {
       const { transactionId } = await buy('1032');
       expect(await settled(transactionId)).toMatchObject({
