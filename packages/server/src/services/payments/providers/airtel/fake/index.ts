@@ -1,0 +1,2 @@
+export * from './scenarios.ts';
+export * from './server.ts';

@@ -1,0 +1,124 @@
+import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.ts';
+import type { Log } from '../../provider.ts';
+import { redact } from '../http-exchange.ts';
+import type { ExchangeRecord } from '../outcome.ts';
+import { CALLBACK_ACK, parseAirtelCallback, verifyCallbackHash } from './callbacks.ts';
+import type { CallbackHashInput } from './config.ts';
+import { AIRTEL_ADAPTER_NAME, AIRTEL_IDS } from './pipeline-adapter.ts';
+import { AIRTEL_SECRET_KEYS } from './token.ts';
+
+/** How long a callback whose id matches nothing yet is looked up again, and how often. */
+const MATCH_WAIT_MS = 2000;
+const MATCH_RETRY_MS = 100;
+
+/**
+ * What became of one callback: a verdict of the pipeline, or why it reached none. `bad-hash`: a
+ * hash was expected (AIRTEL_CALLBACK_HMAC_KEY) and was missing or wrong: recorded, not handed on.
+ */
+export type AirtelInboundOutcome = CallbackVerdict | 'malformed' | 'unmatched' | 'bad-hash';
+
+export type AirtelCallbackInput = {
+  rawBody: string;
+  method: string;
+  /** The optional path segment after the token (`collection`, `disbursement`): a label only. */
+  pathRef?: string;
+  receivedAt: Date;
+  log: Log;
+  /** Redacted wherever they occur in the recorded body. */
+  secretValues?: readonly string[];
+  /** The portal's callback key: when set, the `hash` must match (callbacks.ts). */
+  callbackHmacKey?: string;
+  callbackHashInput?: CallbackHashInput;
+  matchWaitMs?: number;
+};
+
+/**
+ * One Airtel callback, already past the path token: parsed exactly, its `hash` checked when a key
+ * is configured, matched to our request by `transaction.id` (our request id) and handed to the
+ * pipeline, which confirms by enquiry whatever the callback (or its hash) says. Never throws for a
+ * body: a malformed, unmatched or badly hashed one is logged and recorded.
+ */
+export async function handleAirtelCallback(
+  pipeline: CallbackPipeline,
+  input: AirtelCallbackInput,
+): Promise<AirtelInboundOutcome> {
+  const { rawBody, log } = input;
+  const label = input.pathRef ? `/${input.pathRef}` : '';
+  const exchange = (error: string | null = null): ExchangeRecord => ({
+    provider: 'AIRTEL',
+    operation: 'callback',
+    method: input.method.toUpperCase() === 'GET' ? 'GET' : 'POST',
+    // Never the path token.
+    path: `/v1/payments/callbacks/airtel/[token]${label}`,
+    requestBody: redact(jsonOrText(rawBody), AIRTEL_SECRET_KEYS, input.secretValues),
+    status: 200,
+    responseBody: CALLBACK_ACK,
+    startedAt: input.receivedAt,
+    latencyMs: Date.now() - input.receivedAt.getTime(),
+    error,
+  });
+
+  const parsed = parseAirtelCallback(rawBody);
+  if (!parsed.ok) {
+    log.warn({ error: parsed.error, bytes: rawBody.length }, 'Airtel callback: malformed body');
+    await pipeline.recordUnmatched?.(
+      AIRTEL_ADAPTER_NAME,
+      exchange(parsed.error),
+      `malformed: ${parsed.error}`,
+    );
+    return 'malformed';
+  }
+  const cb = parsed.value;
+  const hash = verifyCallbackHash(cb, input.callbackHmacKey, input.callbackHashInput);
+  if (hash === 'missing' || hash === 'mismatch') {
+    log.warn(
+      { suspicious: true, transactionId: cb.transactionId, hash },
+      'Airtel callback: hash missing or wrong; not used (the enquiry settles the transaction)',
+    );
+    await pipeline.recordUnmatched?.(
+      AIRTEL_ADAPTER_NAME,
+      exchange(`hash ${hash}`),
+      `hash ${hash} for ${cb.transactionId}`,
+    );
+    return 'bad-hash';
+  }
+
+  // The callback can overtake the commit of the push's answer: look again for a while.
+  const deadline = Date.now() + (input.matchWaitMs ?? MATCH_WAIT_MS);
+  const lookup = () =>
+    pipeline.findRequestByProviderId(AIRTEL_ADAPTER_NAME, AIRTEL_IDS.transactionId, cb.transactionId);
+  let request = await lookup();
+  while (!request && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
+    request = await lookup();
+  }
+  if (!request) {
+    // A push whose answer we never got has no saved id yet: the reconciliation sweep enquires by
+    // the same id (our request id) and settles it.
+    log.warn({ transactionId: cb.transactionId }, 'Airtel callback: no request of ours has this id');
+    await pipeline.recordUnmatched?.(
+      AIRTEL_ADAPTER_NAME,
+      exchange(),
+      `unmatched transaction.id ${cb.transactionId}`,
+    );
+    return 'unmatched';
+  }
+  return pipeline.handleCallback({
+    adapterName: AIRTEL_ADAPTER_NAME,
+    requestId: request.id,
+    claimed: {
+      status: cb.status,
+      ...(cb.reason ? { reason: cb.reason } : {}),
+      ...(cb.status === 'SUCCESS' && cb.airtelMoneyId ? { receipt: cb.airtelMoneyId } : {}),
+    },
+    exchange: exchange(),
+  });
+}
+
+function jsonOrText(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw.slice(0, 10_000);
+  }
+}

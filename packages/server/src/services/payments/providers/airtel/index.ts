@@ -1,0 +1,10 @@
+export * from './adapter.ts';
+export * from './callbacks.ts';
+export * from './config.ts';
+export * from './crypto.ts';
+export * from './envelope.ts';
+export * from './inbound.ts';
+export * from './pipeline-adapter.ts';
+export * from './result-codes.ts';
+export * from './settings.ts';
+export { AIRTEL_SECRET_KEYS, airtelTokenCache, fetchAirtelToken } from './token.ts';
