@@ -217,6 +217,77 @@ sandbox
 const fakeProvider = program
   .command('fake-provider')
   .description('run a local fake of a mobile-money provider, to rehearse go-live (docs/payments.md)');
+/** Prints what the server needs to talk to a fake, then serves until SIGINT or SIGTERM. */
+async function serveFake(
+  name: string,
+  fake: { url: string; close(): Promise<void> },
+  settings: Record<string, string>,
+) {
+  if (program.opts().json) printResult({ url: fake.url, settings }, true);
+  else {
+    process.stdout.write(`fake ${name} listening on ${fake.url}\n`);
+    process.stdout.write(`control: GET ${fake.url}/__fake/state, POST ${fake.url}/__fake/queue\n`);
+    process.stdout.write('server settings for this fake:\n');
+    for (const [key, value] of Object.entries(settings)) process.stdout.write(`${key}=${value}\n`);
+  }
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await fake.close();
+}
+
+const portOf = (value: string): number | undefined => {
+  const port = Number(value);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
+};
+
+fakeProvider
+  .command('mtn')
+  .description('a fake MTN MoMo Open API: tokens, RequestToPay, transfers, their status, callbacks')
+  .option('--port <port>', 'port to listen on (0: any free port)', '9002')
+  .option('--host <address>', 'address to listen on', '127.0.0.1')
+  .option('--target-environment <name>', 'X-Target-Environment (sandbox takes EUR only)', 'sandbox')
+  .option('--currency <code>', 'the currency of the target environment', 'EUR')
+  .action(async (o: { port: string; host: string; targetEnvironment: string; currency: string }) => {
+    const { FAKE_MTN_ENV, startFakeMtn } = await import('@partner-api/server');
+    const port = portOf(o.port);
+    if (port === undefined) {
+      process.stderr.write('partner-api: --port must be 0-65535\n');
+      process.exitCode = 2;
+      return;
+    }
+    const fake = await startFakeMtn({
+      port,
+      host: o.host,
+      targetEnvironment: o.targetEnvironment,
+      currency: o.currency,
+    });
+    await serveFake(
+      'MTN MoMo',
+      fake,
+      FAKE_MTN_ENV(fake.url, { targetEnvironment: o.targetEnvironment, currency: o.currency }),
+    );
+  });
+
+fakeProvider
+  .command('airtel')
+  .description('a fake Airtel Africa Open API: token, USSD push, enquiry, disbursement, callbacks')
+  .option('--port <port>', 'port to listen on (0: any free port)', '9003')
+  .option('--host <address>', 'address to listen on', '127.0.0.1')
+  .option('--callback-url <url>', "where it posts callbacks (Airtel's portal setting): the server's route")
+  .action(async (o: { port: string; host: string; callbackUrl?: string }) => {
+    const { FAKE_AIRTEL_ENV, startFakeAirtel } = await import('@partner-api/server');
+    const port = portOf(o.port);
+    if (port === undefined) {
+      process.stderr.write('partner-api: --port must be 0-65535\n');
+      process.exitCode = 2;
+      return;
+    }
+    const fake = await startFakeAirtel({ port, host: o.host, callbackUrl: o.callbackUrl });
+    await serveFake('Airtel Money', fake, FAKE_AIRTEL_ENV(fake.url));
+  });
+
 fakeProvider
   .command('mpesa')
   .description('a fake Safaricom Daraja: OAuth, STK Push and Query, B2C, Transaction Status, callbacks')
@@ -234,7 +305,7 @@ fakeProvider
     }
     const fake = await startFakeDaraja({ port, host: o.host, callbackDelayMs: delay });
     // What the server must be given to talk to this fake (its defaults; see docs/payments.md).
-    const settings = {
+    await serveFake('Daraja', fake, {
       MPESA_BASE_URL: fake.url,
       MPESA_CONSUMER_KEY: 'fake-consumer-key',
       MPESA_CONSUMER_SECRET: 'fake-consumer-secret',
@@ -243,19 +314,7 @@ fakeProvider
       MPESA_B2C_SHORTCODE: '600000',
       MPESA_INITIATOR_NAME: 'testapi',
       MPESA_SECURITY_CREDENTIAL: 'fake-security-credential',
-    };
-    if (program.opts().json) printResult({ url: fake.url, settings }, true);
-    else {
-      process.stdout.write(`fake Daraja listening on ${fake.url}\n`);
-      process.stdout.write(`control: GET ${fake.url}/__fake/state, POST ${fake.url}/__fake/queue\n`);
-      process.stdout.write('server settings for this fake:\n');
-      for (const [name, value] of Object.entries(settings)) process.stdout.write(`${name}=${value}\n`);
-    }
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
     });
-    await fake.close();
   });
 
 await program.parseAsync(process.argv);

@@ -39,3 +39,39 @@ describe('partner-api fake-provider mpesa', () => {
     expect(await exited, stdout).toBe(0);
   });
 });
+
+describe.each([
+  [
+    'mtn',
+    'MTN_BASE_URL',
+    /^MTN_TARGET_ENVIRONMENT=mtnuganda$/m,
+    ['--target-environment', 'mtnuganda', '--currency', 'UGX'],
+  ],
+  ['airtel', 'AIRTEL_BASE_URL', /^AIRTEL_COUNTRY=KE$/m, []],
+] as const)('partner-api fake-provider %s', (provider, urlVariable, expected, extra) => {
+  it('serves the fake, prints the server settings for it, and stops on SIGTERM', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', PARTNER_API, 'fake-provider', provider, '--port', '0', ...extra],
+      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: 'pipe' },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stdout += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const line = new RegExp(`^${urlVariable}=(\\S+)$`, 'm');
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!(line.test(stdout) && expected.test(stdout)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      const url = line.exec(stdout)?.[1];
+      expect(url, stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(stdout).toMatch(expected);
+      const state = await fetch(`${url}/__fake/state`);
+      expect(state.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stdout).toBe(0);
+  });
+});

@@ -10,6 +10,7 @@ import { createIdempotencyGuard } from './plugins/idempotency.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
 import { installRequestId } from './plugins/request-id.ts';
 import { installValidation } from './plugins/validation.ts';
+import { airtelCallbackRoutes } from './routes/airtel-callbacks.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { darajaCallbackRoutes } from './routes/daraja-callbacks.ts';
 import { registerDocs } from './routes/docs.ts';
@@ -79,6 +80,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await v1.register(mtnCallbackRoutes, {
           ctx,
           settings: ctx.config.mtn,
+          pipeline: ctx.callbackPipeline,
+        });
+      }
+      if (ctx.config.airtel) {
+        ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
+        await v1.register(airtelCallbackRoutes, {
+          ctx,
+          settings: ctx.config.airtel,
           pipeline: ctx.callbackPipeline,
         });
       }

@@ -1,6 +1,11 @@
 import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
+import {
+  AIRTEL_ENV_SHAPE,
+  type AirtelSettings,
+  airtelSettingsFrom,
+} from './services/payments/providers/airtel/settings.ts';
 import type { MpesaConfig } from './services/payments/providers/mpesa/config.ts';
 import type { MtnConfig } from './services/payments/providers/mtn/config.ts';
 import { MTN_ENV_SHAPE, mtnSettingsFrom } from './services/payments/providers/mtn/settings.ts';
@@ -137,6 +142,8 @@ export const configSchema = z.object({
   MPESA_REQUEST_TIMEOUT_MS: positiveInt.max(120_000, 'must be at most 120000').default(15_000),
   // MTN MoMo: all of MTN_REQUIRED or none (docs/payments-mtn.md).
   ...MTN_ENV_SHAPE,
+  // Airtel Money: all of AIRTEL_REQUIRED or none (docs/payments-airtel.md).
+  ...AIRTEL_ENV_SHAPE,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `auto`: readable lines (pino-pretty) on a terminal, JSON lines otherwise. */
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -157,6 +164,8 @@ export type Config = RawConfig & {
   mpesa?: MpesaSettings;
   /** Set when every MTN_REQUIRED variable is; unset: MTN MoMo is not configured. */
   mtn?: MtnConfig;
+  /** Set when every AIRTEL_REQUIRED variable is; unset: Airtel Money is not configured. */
+  airtel?: AirtelSettings;
 };
 
 /** M-Pesa is configured by all of these or by none of them. */
@@ -220,17 +229,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const publicBaseUrl = parsed.data?.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data?.PORT ?? 8080}`;
   // The other providers check their own sets (all or none) and name each problem on its own line.
-  let mtn: MtnConfig | undefined;
-  if (parsed.success) {
+  const settingsOf = <T>(from: () => T | undefined): T | undefined => {
+    if (!parsed.success) return undefined;
     try {
-      mtn = mtnSettingsFrom(parsed.data, publicBaseUrl);
+      return from();
     } catch (error) {
       for (const line of String((error as Error).message).split('\n')) {
         const at = line.indexOf(': ');
-        problems.set(line.slice(0, at), line.slice(at + 2));
+        problems.set(at > 0 ? line.slice(0, at) : 'environment', at > 0 ? line.slice(at + 2) : line);
       }
+      return undefined;
     }
-  }
+  };
+  const mtn = settingsOf(() => mtnSettingsFrom(parsed.data!, publicBaseUrl));
+  const airtel = settingsOf(() => airtelSettingsFrom(parsed.data!, publicBaseUrl));
   if (problems.size > 0 || !parsed.success) {
     throw new ConfigError([...problems].map(([name, message]) => `${name}: ${message}`));
   }
@@ -240,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     PUBLIC_BASE_URL: publicBaseUrl,
     ...(givenMpesa.length > 0 ? { mpesa: mpesaSettings(config, publicBaseUrl) } : {}),
     ...(mtn ? { mtn } : {}),
+    ...(airtel ? { airtel } : {}),
   };
 }
 

@@ -10,3 +10,5 @@ export {
   SANDBOX_SHORTCODE,
   startFakeDaraja,
 } from './services/payments/providers/mpesa/fake/index.ts';
+export { FAKE_MTN_ENV, startFakeMtn } from './services/payments/providers/mtn/fake/index.ts';
+export { FAKE_AIRTEL_ENV, startFakeAirtel } from './services/payments/providers/airtel/fake/index.ts';

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { AdapterRegistry, PaymentAdapter } from './pipeline/adapter.ts';
 import { registryFromConfig } from './pipeline/registry.ts';
+import { createAirtelPaymentAdapter } from './providers/airtel/pipeline-adapter.ts';
 import { createMpesaAdapter } from './providers/mpesa/adapter.ts';
 import { createDarajaPaymentAdapter } from './providers/mpesa/pipeline-adapter.ts';
 import { createMtnPaymentAdapter } from './providers/mtn/pipeline-adapter.ts';
@@ -15,7 +16,7 @@ export const NETWORK_NAMES: Record<Network, string> = {
 };
 
 export type RegistryOptions = {
-  config: Pick<Config, 'APP_ENV' | 'SANDBOX_SETTLE_MS' | 'mpesa' | 'mtn'>;
+  config: Pick<Config, 'APP_ENV' | 'SANDBOX_SETTLE_MS' | 'mpesa' | 'mtn' | 'airtel'>;
   /** For tests of the Daraja adapter only; default the global fetch. */
   fetch?: typeof fetch;
 };
@@ -36,5 +37,7 @@ export function createAdapterRegistry(options: RegistryOptions): AdapterRegistry
       reconcileAfterMs: config.mpesa.reconcileAfterMs,
     });
   if (config.mtn) providers.MTN_MOMO = createMtnPaymentAdapter(config.mtn, { fetch: options.fetch });
+  if (config.airtel)
+    providers.AIRTEL_MONEY = createAirtelPaymentAdapter(config.airtel, { fetch: options.fetch });
   return registryFromConfig(config, providers);
 }

@@ -14,13 +14,16 @@ import { callQuery } from './worker.ts';
  * Daraja's `originatorConversationId` is our request id (B2C takes ours), so it also matches a
  * request whose id it is: a payout's callback after a crash, before Daraja's answer was saved.
  */
+/** Provider ids that are our request's own id (Daraja B2C's, Airtel's transaction id). */
+const OWN_ID_KEYS = new Set(['originatorConversationId', 'airtelTransactionId']);
+
 export async function findRequestByProviderId(
   db: Queryable,
   adapterName: string,
   key: string,
   value: string,
 ): Promise<{ id: string; transactionId: string } | undefined> {
-  const byId = key === 'originatorConversationId' ? sql` or id = ${value}` : sql``;
+  const byId = OWN_ID_KEYS.has(key) ? sql` or id = ${value}` : sql``;
   return one<{ id: string; transactionId: string }>(
     db,
     sql`select id, transaction_id as "transactionId" from provider_requests

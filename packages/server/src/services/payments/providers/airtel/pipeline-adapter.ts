@@ -157,6 +157,8 @@ export function createAirtelPaymentAdapter(
   return {
     name: AIRTEL_ADAPTER_NAME,
     reconcileAfterMs,
+    country: config.country,
+    currency: config.currency,
     async send(request) {
       if (request.amount.currency !== config.currency)
         return refusedBeforeSending(
