@@ -67,6 +67,14 @@ export const UNDOCUMENTED_ROUTES: Record<string, string> = {
     "the payment provider's callback, authenticated with the provider's HMAC secret; partners never call it",
   'POST /v1/payments/callbacks/daraja/:token/:kind':
     "Safaricom Daraja's callbacks under an unguessable path token (docs/payments.md); partners never call it",
+  'POST /v1/payments/callbacks/mtn/:token/:ref':
+    "MTN MoMo's callbacks under an unguessable path token (docs/payments-mtn.md); partners never call it",
+  'PUT /v1/payments/callbacks/mtn/:token/:ref':
+    "MTN MoMo's callbacks, which some of its environments send as PUT (docs/payments-mtn.md)",
+  'POST /v1/payments/callbacks/airtel/:token':
+    "Airtel Money's callbacks under an unguessable path token (docs/payments-airtel.md); partners never call it",
+  'POST /v1/payments/callbacks/airtel/:token/:ref':
+    "Airtel Money's callbacks with an optional label after the token (docs/payments-airtel.md)",
   'GET /v1/openapi.json': 'the document itself',
 };
 

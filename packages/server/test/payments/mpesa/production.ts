@@ -57,6 +57,8 @@ export function productionEnv(fakeUrl: string, extra: Record<string, string> = {
 export type Production = {
   fake: FakeDaraja;
   t: TestApp;
+  /** The listener's URL: where the providers call back. */
+  listenerUrl: string;
   worker: PaymentWorker;
   close(): Promise<void>;
 };
@@ -79,14 +81,16 @@ export async function startProduction(
     PUBLIC_BASE_URL: BASE_URL,
   });
   await t.app.listen({ host: '127.0.0.1', port });
-  const mpesa = t.ctx.config.mpesa!;
+  // Every configured provider calls back on the real listener (signed requests keep BASE_URL).
+  const listener = <T extends { callbackBaseUrl: string }>(c: T | undefined) =>
+    c && { ...c, callbackBaseUrl: c.callbackBaseUrl.replace(BASE_URL, `http://127.0.0.1:${port}`) };
+  const { config } = t.ctx;
   t.ctx.registry = createAdapterRegistry({
     config: {
-      ...t.ctx.config,
-      mpesa: {
-        ...mpesa,
-        callbackBaseUrl: mpesa.callbackBaseUrl.replace(BASE_URL, `http://127.0.0.1:${port}`),
-      },
+      ...config,
+      mpesa: listener(config.mpesa),
+      mtn: listener(config.mtn),
+      airtel: listener(config.airtel),
     },
   });
   await ensureCatalog(t);
@@ -94,6 +98,7 @@ export async function startProduction(
   return {
     fake,
     t,
+    listenerUrl: `http://127.0.0.1:${port}`,
     worker,
     async close() {
       await worker.stop();
