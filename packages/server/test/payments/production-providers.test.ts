@@ -22,7 +22,6 @@ import {
   refOf,
   type UssdData,
   ussdClient,
-  waitFor,
 } from '../ussd/support.ts';
 import {
   buyThroughUssd,
