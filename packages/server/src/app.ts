@@ -23,6 +23,7 @@ import { sandboxDemoCredentialRoutes } from './routes/sandbox-demo-credential.ts
 import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
+import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
 
@@ -47,12 +48,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installRequestMetrics(app, ctx);
   // Security order (docs/decisions.md, Request pipeline): rate limit here; token, client id,
   // allowlist, signature, digest in the auth plugin; then schema validation; then idempotency.
+  const callerCache = callerCacheOf(ctx);
   installRateLimits(app, {
     global: ctx.config.RATE_LIMIT_GLOBAL,
     token: ctx.config.RATE_LIMIT_TOKEN,
     redis: ctx.redis,
     prefix: ctx.rateLimitPrefix,
     metrics: ctx.metrics,
+    readEpoch: callerCache.mode === 'redis' ? () => callerCache.readRedis() : undefined,
   });
 
   // Every route is recorded with its schemas: the OpenAPI document is built from them.

@@ -10,6 +10,7 @@ import { installBodyParsers } from '../plugins/body-parsing.ts';
 import { installErrorHandling } from '../plugins/errors.ts';
 import { installRequestId } from '../plugins/request-id.ts';
 import { installValidation } from '../plugins/validation.ts';
+import { invalidateCallers } from '../services/auth/caller-cache.ts';
 import { createCredential } from '../services/credentials/create.ts';
 import {
   type CredentialRow,
@@ -71,7 +72,11 @@ export async function buildAdminApp(
     { schema: { params: s.idParams, body: s.organizationPatchBody } },
     async (request) => {
       const { id } = request.params as { id: string };
-      return updateOrganization({ db, id, patch: request.body as never });
+      return invalidateCallers(
+        ctx,
+        () => updateOrganization({ db, id, patch: request.body as never }),
+        request.log,
+      );
     },
   );
 
@@ -101,7 +106,11 @@ export async function buildAdminApp(
     async (request) => {
       const { id } = request.params as { id: string };
       const { publicKey, keyId } = request.body as { publicKey: unknown; keyId: string };
-      return withKeyValidation(() => setSigningKey({ db, id, publicKey, keyId }));
+      return invalidateCallers(
+        ctx,
+        () => withKeyValidation(() => setSigningKey({ db, id, publicKey, keyId })),
+        request.log,
+      );
     },
   );
   app.patch(
@@ -109,7 +118,11 @@ export async function buildAdminApp(
     { schema: { params: s.idParams, body: s.credentialPatchBody } },
     async (request) => {
       const { id } = request.params as { id: string };
-      return updateCredential({ db, id, patch: request.body as never });
+      return invalidateCallers(
+        ctx,
+        () => updateCredential({ db, id, patch: request.body as never }),
+        request.log,
+      );
     },
   );
   registerTradingRoutes(app, ctx);

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ErrorLabel, ErrorMessage } from '@partner-api/contract';
+import { type SQL, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
+import { run } from '../db/query.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
-import { type Claim, claimKey, completeKey, releaseKey } from '../services/idempotency/store.ts';
+import { type Claim, claimKey, completeKey, completion, releaseKey } from '../services/idempotency/store.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -80,16 +82,49 @@ export async function respondInTransaction(
   reply: FastifyReply,
   work: (tx: Tx) => Promise<HandlerResult>,
 ): Promise<FastifyReply> {
+  const { status, payload } = await settle(ctx, request, async (tx, claim) => {
+    const result = await work(tx);
+    const payload = JSON.stringify(result.body);
+    if (claim) await completeKey(tx, claim, { status: result.status, body: payload, headers: {} });
+    return { status: result.status, payload };
+  });
+  return reply.code(status).type('application/json; charset=utf-8').send(payload);
+}
+
+/**
+ * respondInTransaction for a mutation whose answer is known before it runs (a create whose id and
+ * timestamps the server chose): the row and the stored answer are written by one statement (the
+ * answer as a CTE of `write`), so a signed create costs BEGIN, that statement and COMMIT after the
+ * claim, instead of BEGIN, the insert, the stored answer and COMMIT. Same semantics: the claim stays
+ * a statement of its own (409 while in flight, 422, replays); a failure stores nothing for a 5xx.
+ */
+export async function respondCreated(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  created: { status: number; body: unknown; write: SQL },
+): Promise<FastifyReply> {
+  const payload = JSON.stringify(created.body);
+  await settle(ctx, request, async (tx, claim) => {
+    const answer = { status: created.status, body: payload, headers: {} };
+    await run(
+      tx,
+      claim ? sql`with stored as (${completion(claim, answer)}) ${created.write}` : created.write,
+    );
+    return { status: created.status, payload };
+  });
+  return reply.code(created.status).type('application/json; charset=utf-8').send(payload);
+}
+
+/** The transaction of a mutation with its claimed key: a 4xx is stored, a 5xx frees the key. */
+async function settle(
+  ctx: AppContext,
+  request: FastifyRequest,
+  transact: (tx: Tx, claim: Claim | undefined) => Promise<{ status: number; payload: string }>,
+): Promise<{ status: number; payload: string }> {
   const claim = request.idempotency;
-  let payload = '';
-  let status = 0;
   try {
-    await ctx.database.db.transaction(async (tx) => {
-      const result = await work(tx);
-      status = result.status;
-      payload = JSON.stringify(result.body);
-      if (claim) await completeKey(tx, claim, { status, body: payload, headers: {} });
-    });
+    return await ctx.database.db.transaction((tx) => transact(tx, claim));
   } catch (error) {
     if (claim) {
       if (error instanceof AppError && error.statusCode < 500) {
@@ -106,5 +141,4 @@ export async function respondInTransaction(
     }
     throw error;
   }
-  return reply.code(status).type('application/json; charset=utf-8').send(payload);
 }

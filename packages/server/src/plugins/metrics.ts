@@ -95,6 +95,12 @@ export function createMetrics() {
       labelNames: ['adapter'] as const,
       registers: [registry],
     }),
+    callerLookups: new Counter({
+      name: 'auth_caller_lookups_total',
+      help: 'Callers of authenticated requests, by source: memory (the caller cache) or database',
+      labelNames: ['source'] as const,
+      registers: [registry],
+    }),
     rateLimitFallback: new Counter({
       name: 'rate_limit_store_fallback_total',
       help: 'Rate-limit decisions taken in memory because Redis was unreachable',

@@ -8,6 +8,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { AppError } from '../lib/errors.ts';
+import type { EpochReading } from '../services/auth/caller-cache.ts';
 import type { Metrics } from './metrics.ts';
 
 export type LimitSpec = { points: number; durationSeconds: number };
@@ -37,6 +38,11 @@ export type RateLimitOptions = {
   /** Instances that must share one budget use one prefix. */
   prefix: string;
   metrics: Metrics;
+  /**
+   * Read beside every shared (Redis) global decision, in the same tick on the same connection: the
+   * caller cache's epoch (services/auth/caller-cache.ts), kept on the request as `authEpoch`.
+   */
+  readEpoch?: () => Promise<EpochReading>;
 };
 
 function createLimiter(name: string, spec: LimitSpec, message: string, options: RateLimitOptions): Limiter {
@@ -83,11 +89,22 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
   }
 
+  /** The shared decision, and for the global limiter the caller-cache epoch sent beside it. */
+  async function decideShared(limiter: Limiter, request: FastifyRequest) {
+    // Only a request that presents a token can use the caller cache (the webhook key never does).
+    if (limiter !== global || !options.readEpoch || request.headers.authorization === undefined)
+      return decide(limiter.primary, request);
+    const epoch = options.readEpoch().catch(() => undefined);
+    const decision = await decide(limiter.primary, request);
+    request.authEpoch = await epoch;
+    return decision;
+  }
+
   async function consume(limiter: Limiter, request: FastifyRequest) {
     if (!limiter.fallback) return decide(limiter.primary, request);
     if (Date.now() >= redisSkippedUntil) {
       try {
-        return await decide(limiter.primary, request);
+        return await decideShared(limiter, request);
       } catch (error) {
         redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
         if (Date.now() - lastFallbackLog > 10_000) {

@@ -12,8 +12,8 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { respondInTransaction } from '../plugins/idempotency.ts';
-import { createCustomer } from '../services/customers/create.ts';
+import { respondCreated, respondInTransaction } from '../plugins/idempotency.ts';
+import { newCustomer } from '../services/customers/create.ts';
 import { getCustomer } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
 import { updateCustomer } from '../services/customers/update.ts';
@@ -33,15 +33,12 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
   app.post<{ Body: CustomerCreate }>(
     '/customers',
     { schema: { body: customerCreateSchema }, preHandler: idempotency },
-    (request, reply) =>
-      respondInTransaction(ctx, request, reply, async (tx) => {
-        const data = await createCustomer({
-          db: tx,
-          organizationId: organizationOf(request),
-          input: request.body,
-        });
-        return { status: 201, body: { message: CustomerMessage.created, data } };
-      }),
+    (request, reply) => {
+      // The row and the stored answer in one statement (plugins/idempotency.ts).
+      const { customer, insert } = newCustomer(organizationOf(request), request.body);
+      const body = { message: CustomerMessage.created, data: customer };
+      return respondCreated(ctx, request, reply, { status: 201, body, write: insert });
+    },
   );
 
   app.get<{ Querystring: CustomerListQuery }>(

@@ -2,6 +2,7 @@ import { ErrorLabel, type TokenRequest, tokenRequestSchema } from '@partner-api/
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../lib/errors.ts';
+import { invalidateCallers } from '../services/auth/caller-cache.ts';
 import { describeOrganization } from '../services/auth/describe-organization.ts';
 import { issueToken } from '../services/auth/issue-token.ts';
 import { revokeToken } from '../services/auth/load-caller.ts';
@@ -29,7 +30,11 @@ export async function oauthRoutes(app: FastifyInstance, { ctx }: Deps) {
 
   app.post('/oauth/revoke', { config: { revoke: true } }, async (request) => {
     const { tokenId, tokenExpiresAt } = request.auth!;
-    await revokeToken({ db: ctx.database.db, jti: tokenId, expiresAt: tokenExpiresAt });
+    await invalidateCallers(
+      ctx,
+      () => revokeToken({ db: ctx.database.db, jti: tokenId, expiresAt: tokenExpiresAt }),
+      request.log,
+    );
     return { message: 'Token revoked successfully' };
   });
 }

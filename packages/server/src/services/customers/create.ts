@@ -1,27 +1,32 @@
 import { type Customer, type CustomerCreate, createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.ts';
-import { one } from '../../db/query.ts';
-import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
 
-/** Creates a customer of the caller's organization; isActive defaults to true, the rest to null. */
-export async function createCustomer({
-  db,
-  organizationId,
-  input,
-}: {
-  db: Queryable;
-  organizationId: string;
-  input: CustomerCreate;
-}): Promise<Customer> {
-  const row = await one<CustomerRow>(
-    db,
-    sql`insert into customers (id, organization_id, first_name, last_name, msisdn, is_active,
-  identification_number, identification_type, reference_id)
-  values (${createId()}, ${organizationId}, ${input.firstName}, ${input.lastName}, ${input.msisdn ?? null},
-  ${input.isActive ?? true}, ${input.identificationNumber ?? null}, ${input.identificationType ?? null},
-  ${input.referenceId ?? null})
-  returning ${customerColumns}`,
-  );
-  return presentCustomer(row!);
+/**
+ * A new customer of the caller's organization (isActive defaults to true, the rest to null) as the
+ * API answers it, and the INSERT that writes exactly that row. The id and timestamps are chosen
+ * here, so the answer is known before the statement runs (plugins/idempotency.ts, respondCreated,
+ * stores it in the same statement).
+ */
+export function newCustomer(organizationId: string, input: CustomerCreate) {
+  const now = new Date().toISOString();
+  // The key order of presentCustomer: a later GET answers the same bytes.
+  const customer: Customer = {
+    id: createId(),
+    organizationId,
+    firstName: input.firstName,
+    lastName: input.lastName,
+    msisdn: input.msisdn ?? null,
+    isActive: input.isActive ?? true,
+    identificationNumber: input.identificationNumber ?? null,
+    identificationType: input.identificationType ?? null,
+    referenceId: input.referenceId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const c = customer;
+  const insert = sql`insert into customers (id, organization_id, first_name, last_name, msisdn, is_active,
+  identification_number, identification_type, reference_id, created_at, updated_at)
+  values (${c.id}, ${organizationId}, ${c.firstName}, ${c.lastName}, ${c.msisdn}, ${c.isActive},
+  ${c.identificationNumber}, ${c.identificationType}, ${c.referenceId}, ${now}::timestamptz, ${now}::timestamptz)`;
+  return { customer, insert };
 }

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 
@@ -77,12 +77,14 @@ export async function claimKey(
 
 /** Stores the response; run inside the mutation's own transaction so both commit or neither. */
 export async function completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
-  await run(
-    db,
-    sql`update idempotency_keys set response_status = ${response.status},
+  await run(db, completion(claim, response));
+}
+
+/** completeKey's statement, to run as a CTE of the mutation's own statement (one round trip fewer). */
+export function completion(claim: Claim, response: StoredResponse): SQL {
+  return sql`update idempotency_keys set response_status = ${response.status},
   response_body = ${response.body}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
-  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`,
-  );
+  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`;
 }
 
 /** Frees the key after a 5xx so that the partner's retry can run. */
