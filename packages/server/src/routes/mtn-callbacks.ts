@@ -1,12 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
-import { ErrorLabel } from '@partner-api/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { AppError } from '../lib/errors.ts';
-import { buildAllowlist, isAllowed } from '../lib/ip-allowlist.ts';
-import { JSON_BODY_LIMIT } from '../plugins/body-parsing.ts';
 import type { CallbackPipeline } from '../services/payments/callback-pipeline.ts';
 import { handleMtnCallback, type MtnConfig, UUID_V4 } from '../services/payments/providers/mtn/index.ts';
+import { guardProviderCallbacks, pathTokenMatcher } from './provider-callback-guard.ts';
 
 /** Relative to /v1: `{ref}` is the request's X-Reference-Id, which MTN's callback body lacks. */
 export const MTN_CALLBACK_ROUTE = '/payments/callbacks/mtn/:token/:ref';
@@ -19,13 +15,6 @@ const ACK_WITHIN_MS = 1500;
 
 export type MtnCallbackDeps = { ctx: AppContext; settings: MtnConfig; pipeline: CallbackPipeline };
 
-const tokenChecked = Symbol('mtnTokenChecked');
-declare module 'fastify' {
-  interface FastifyRequest {
-    [tokenChecked]?: true;
-  }
-}
-
 /**
  * PUT or POST /v1/payments/callbacks/mtn/{token}/{referenceId}: MTN's callbacks (the sources
  * disagree on the method), outside the partner authentication. A wrong token or a reference that is
@@ -34,52 +23,19 @@ declare module 'fastify' {
  * logged and recorded, and the pipeline confirms by a status query before anything is applied.
  */
 export async function mtnCallbackRoutes(app: FastifyInstance, { ctx, settings, pipeline }: MtnCallbackDeps) {
-  const expected = Buffer.from(settings.callbackToken);
-  const allowedIps = settings.callbackAllowedIps ?? [];
-  const allowlist = allowedIps.length > 0 ? buildAllowlist(allowedIps) : undefined;
-  const tokenMatches = (token: unknown) => {
-    const given = Buffer.from(typeof token === 'string' ? token : '');
-    // Constant time over the expected length: a wrong length compares against itself and fails.
-    const same = timingSafeEqual(given.length === expected.length ? given : expected, expected);
-    return same && given.length === expected.length;
-  };
+  const tokenMatches = pathTokenMatcher(settings.callbackToken);
   const valid = (request: FastifyRequest) => {
     const { token, ref } = request.params as { token?: string; ref?: string };
     return tokenMatches(token) && typeof ref === 'string' && UUID_V4.test(ref);
   };
 
-  // Every body is taken as text (up to the usual limit) and parsed by the MTN parser alone.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
-    request.rawBody = body as string;
-    done(null, undefined);
-  });
-
-  app.addHook('onRequest', async (request, reply) => {
-    if (!valid(request)) {
-      ctx.metrics.paymentCallbacks.inc({ outcome: 'rejected' });
-      return notFound(reply);
-    }
-    if (allowlist && !isAllowed(allowlist, request.ip)) {
-      ctx.metrics.paymentCallbacks.inc({ outcome: 'rejected' });
-      request.log.warn({ ip: request.ip }, 'MTN callback from outside the allowlist');
-      return reply.code(403).send({ error: ErrorLabel.forbidden });
-    }
-    request[tokenChecked] = true;
-  });
-
-  // Under the right token nothing but the empty 200 leaves (a body over the limit included).
-  app.setErrorHandler((error, request, reply) => {
-    if (!request[tokenChecked]) {
-      if (error instanceof AppError) {
-        if (error.headers) reply.headers(error.headers);
-        return reply.code(error.statusCode).send(error.body());
-      }
-      return notFound(reply);
-    }
-    request.log.warn({ err: error }, 'MTN callback could not be read; acknowledged');
-    ctx.metrics.paymentCallbacks.inc({ outcome: 'malformed' });
-    return reply.code(200).send();
+  // Text bodies for the MTN parser alone; 404, 403, and an empty 200 for every body under the token.
+  guardProviderCallbacks(app, {
+    ctx,
+    provider: 'MTN',
+    valid,
+    allowedIps: settings.callbackAllowedIps ?? [],
+    ack: undefined,
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -111,8 +67,4 @@ export async function mtnCallbackRoutes(app: FastifyInstance, { ctx, settings, p
   const config = { rateLimitExempt: valid, redactParams: ['token'] } as const;
   app.post(MTN_CALLBACK_ROUTE, { config }, handler);
   app.put(MTN_CALLBACK_ROUTE, { config }, handler);
-}
-
-function notFound(reply: FastifyReply) {
-  return reply.code(404).send({ error: ErrorLabel.routeNotFound });
 }
