@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sendHttp } from '../http-exchange.ts';
-import type { ExchangeRecord } from '../outcome.ts';
+import { BearerTokenCache, type FetchedToken } from '../token-cache.ts';
 import type { MpesaConfig } from './config.ts';
 import { errorEnvelopeOf } from './envelope.ts';
 
@@ -17,68 +17,40 @@ const tokenAnswer = z.object({
   expires_in: z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]),
 });
 
-export type TokenResult =
-  | { ok: true; token: string; exchanges: ExchangeRecord[] }
-  | { ok: false; detail: string; exchanges: ExchangeRecord[] };
+export type { TokenResult } from '../token-cache.ts';
 
 /**
  * One adapter's OAuth token: fetched on first use, reused until `margin` before `expires_in`, one
  * refresh at a time (callers arriving during a refresh wait for it). Each token request invalidates
  * the previous token at Daraja, so minting per call would break concurrent calls.
  */
-export class TokenCache {
-  #current: { token: string; refreshAt: number } | null = null;
-  #inflight: Promise<TokenResult> | null = null;
-
-  constructor(
-    private readonly config: MpesaConfig,
-    private readonly now: () => number,
-    private readonly fetchImpl?: typeof fetch,
-  ) {}
-
-  async get(): Promise<TokenResult> {
-    if (this.#current && this.now() < this.#current.refreshAt) {
-      return { ok: true, token: this.#current.token, exchanges: [] };
-    }
-    if (this.#inflight) {
-      const shared = await this.#inflight;
-      return { ...shared, exchanges: [] };
-    }
-    this.#inflight = this.#fetch().finally(() => {
-      this.#inflight = null;
-    });
-    return this.#inflight;
+export class TokenCache extends BearerTokenCache {
+  constructor(config: MpesaConfig, now: () => number, fetchImpl?: typeof fetch) {
+    super(() => fetchDarajaToken(config, fetchImpl), now, config.tokenRefreshMarginSeconds ?? 300);
   }
+}
 
-  /** Forgets `token` if it is still the cached one (Daraja called it invalid). */
-  drop(token: string): void {
-    if (this.#current?.token === token) this.#current = null;
+/** One Daraja token request: the token and its `expires_in`, or why there is none. */
+async function fetchDarajaToken(config: MpesaConfig, fetchImpl?: typeof fetch): Promise<FetchedToken> {
+  const basic = Buffer.from(`${config.consumerKey}:${config.consumerSecret}`).toString('base64');
+  const { answer, record } = await sendHttp({
+    provider: 'MPESA',
+    operation: 'token',
+    method: 'GET',
+    url: `${config.baseUrl.replace(/\/+$/, '')}/oauth/v1/generate?grant_type=client_credentials`,
+    headers: { authorization: `Basic ${basic}` },
+    timeoutMs: config.timeouts?.tokenMs ?? 10_000,
+    secretKeys: MPESA_SECRET_KEYS,
+    fetch: fetchImpl,
+  });
+  const exchanges = [record];
+  if (!answer.ok)
+    return { ok: false, detail: `token request ${answer.failure}: ${answer.detail}`, exchanges };
+  const parsed = answer.status === 200 ? tokenAnswer.safeParse(answer.json) : null;
+  if (!parsed?.success) {
+    const error = errorEnvelopeOf(answer.json);
+    const why = error ? `${error.errorCode} ${error.errorMessage}` : 'unexpected body';
+    return { ok: false, detail: `token request HTTP ${answer.status}: ${why}`, exchanges };
   }
-
-  async #fetch(): Promise<TokenResult> {
-    const basic = Buffer.from(`${this.config.consumerKey}:${this.config.consumerSecret}`).toString('base64');
-    const { answer, record } = await sendHttp({
-      provider: 'MPESA',
-      operation: 'token',
-      method: 'GET',
-      url: `${this.config.baseUrl.replace(/\/+$/, '')}/oauth/v1/generate?grant_type=client_credentials`,
-      headers: { authorization: `Basic ${basic}` },
-      timeoutMs: this.config.timeouts?.tokenMs ?? 10_000,
-      secretKeys: MPESA_SECRET_KEYS,
-      fetch: this.fetchImpl,
-    });
-    const exchanges = [record];
-    if (!answer.ok)
-      return { ok: false, detail: `token request ${answer.failure}: ${answer.detail}`, exchanges };
-    const parsed = answer.status === 200 ? tokenAnswer.safeParse(answer.json) : null;
-    if (!parsed?.success) {
-      const error = errorEnvelopeOf(answer.json);
-      const why = error ? `${error.errorCode} ${error.errorMessage}` : 'unexpected body';
-      return { ok: false, detail: `token request HTTP ${answer.status}: ${why}`, exchanges };
-    }
-    const lifetime = parsed.data.expires_in;
-    const margin = Math.min(this.config.tokenRefreshMarginSeconds ?? 300, lifetime / 2);
-    this.#current = { token: parsed.data.access_token, refreshAt: this.now() + (lifetime - margin) * 1000 };
-    return { ok: true, token: parsed.data.access_token, exchanges };
-  }
+  return { ok: true, token: parsed.data.access_token, lifetimeSeconds: parsed.data.expires_in, exchanges };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sendHttp } from '../http-exchange.ts';
-import type { ExchangeRecord } from '../outcome.ts';
+import { BearerTokenCache, type FetchedToken } from '../token-cache.ts';
 import type { MtnConfig, MtnProduct } from './config.ts';
 
 export const MTN_SECRET_KEYS: ReadonlySet<string> = new Set(['access_token', 'Authorization', 'apiKey']);
@@ -11,75 +11,46 @@ const tokenAnswer = z.object({
   expires_in: z.union([z.number().positive(), z.string().regex(/^\d+$/).transform(Number)]),
 });
 
-export type MtnTokenResult =
-  | { ok: true; token: string; exchanges: ExchangeRecord[] }
-  | { ok: false; detail: string; exchanges: ExchangeRecord[] };
+export type { TokenResult as MtnTokenResult } from '../token-cache.ts';
 
 /**
  * One product's access token (`POST /{product}/token/`, Basic apiUser:apiKey and the product's
  * subscription key, no body): fetched on first use, reused until `margin` before `expires_in`, one
  * refresh at a time (callers arriving during a refresh share it).
  */
-export class MtnTokenCache {
-  #current: { token: string; refreshAt: number } | null = null;
-  #inflight: Promise<MtnTokenResult> | null = null;
-
-  constructor(
-    private readonly config: MtnConfig,
-    private readonly product: MtnProduct,
-    private readonly now: () => number,
-    private readonly fetchImpl?: typeof fetch,
-  ) {}
-
-  async get(): Promise<MtnTokenResult> {
-    if (this.#current && this.now() < this.#current.refreshAt) {
-      return { ok: true, token: this.#current.token, exchanges: [] };
-    }
-    if (this.#inflight) {
-      const shared = await this.#inflight;
-      return { ...shared, exchanges: [] };
-    }
-    this.#inflight = this.#fetch().finally(() => {
-      this.#inflight = null;
-    });
-    return this.#inflight;
+export class MtnTokenCache extends BearerTokenCache {
+  constructor(config: MtnConfig, product: MtnProduct, now: () => number, fetchImpl?: typeof fetch) {
+    super(() => fetchMtnToken(config, product, fetchImpl), now, config.tokenRefreshMarginSeconds ?? 60);
   }
+}
 
-  /** Forgets `token` if it is still the cached one (MTN answered 401 to it). */
-  drop(token: string): void {
-    if (this.#current?.token === token) this.#current = null;
+/** One MTN token request for `product`: the token and its `expires_in`, or why there is none. */
+async function fetchMtnToken(
+  config: MtnConfig,
+  product: MtnProduct,
+  fetchImpl?: typeof fetch,
+): Promise<FetchedToken> {
+  const credentials = config[product];
+  const basic = Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64');
+  const { answer, record } = await sendHttp({
+    provider: 'MTN',
+    operation: `${product}-token`,
+    method: 'POST',
+    url: `${config.baseUrl.replace(/\/+$/, '')}/${product}/token/`,
+    // No body: MTN answers 400 to a body on /token (its common-errors page).
+    headers: { authorization: `Basic ${basic}`, 'ocp-apim-subscription-key': credentials.subscriptionKey },
+    timeoutMs: config.timeouts?.tokenMs ?? 10_000,
+    secretKeys: MTN_SECRET_KEYS,
+    fetch: fetchImpl,
+  });
+  const exchanges = [record];
+  if (!answer.ok)
+    return { ok: false, detail: `${product} token request ${answer.failure}: ${answer.detail}`, exchanges };
+  const parsed = answer.status === 200 ? tokenAnswer.safeParse(answer.json) : null;
+  if (!parsed?.success) {
+    const body = answer.json as { error?: unknown; message?: unknown } | undefined;
+    const why = String(body?.error ?? body?.message ?? 'unexpected body');
+    return { ok: false, detail: `${product} token request HTTP ${answer.status}: ${why}`, exchanges };
   }
-
-  async #fetch(): Promise<MtnTokenResult> {
-    const credentials = this.config[this.product];
-    const basic = Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64');
-    const { answer, record } = await sendHttp({
-      provider: 'MTN',
-      operation: `${this.product}-token`,
-      method: 'POST',
-      url: `${this.config.baseUrl.replace(/\/+$/, '')}/${this.product}/token/`,
-      // No body: MTN answers 400 to a body on /token (its common-errors page).
-      headers: { authorization: `Basic ${basic}`, 'ocp-apim-subscription-key': credentials.subscriptionKey },
-      timeoutMs: this.config.timeouts?.tokenMs ?? 10_000,
-      secretKeys: MTN_SECRET_KEYS,
-      fetch: this.fetchImpl,
-    });
-    const exchanges = [record];
-    if (!answer.ok)
-      return {
-        ok: false,
-        detail: `${this.product} token request ${answer.failure}: ${answer.detail}`,
-        exchanges,
-      };
-    const parsed = answer.status === 200 ? tokenAnswer.safeParse(answer.json) : null;
-    if (!parsed?.success) {
-      const body = answer.json as { error?: unknown; message?: unknown } | undefined;
-      const why = String(body?.error ?? body?.message ?? 'unexpected body');
-      return { ok: false, detail: `${this.product} token request HTTP ${answer.status}: ${why}`, exchanges };
-    }
-    const lifetime = parsed.data.expires_in;
-    const margin = Math.min(this.config.tokenRefreshMarginSeconds ?? 60, lifetime / 2);
-    this.#current = { token: parsed.data.access_token, refreshAt: this.now() + (lifetime - margin) * 1000 };
-    return { ok: true, token: parsed.data.access_token, exchanges };
-  }
+  return { ok: true, token: parsed.data.access_token, lifetimeSeconds: parsed.data.expires_in, exchanges };
 }
