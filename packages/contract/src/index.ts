@@ -9,3 +9,4 @@ export * from './schemas/payments.ts';
 export * from './schemas/ussd.ts';
 export * from './schemas/webhooks.ts';
 export * from './signature.ts';
+export * from './webhook-events.ts';

@@ -19,6 +19,8 @@ const rateLimitSpec = z
   })
   .refine((v) => v.points > 0 && v.durationSeconds > 0, 'limit and window must be positive');
 
+/** `true` or `false`, nothing else (a typo must not silently mean off). */
+const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
@@ -94,6 +96,12 @@ export const configSchema = z.object({
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   WEBHOOK_SIGNING_KEY: ed25519PrivateKey.optional(),
   WEBHOOK_KEY_GENERATION: positiveInt.default(2),
+  /** Outbound webhooks (docs/webhooks.md): off by default, as the spec says they are not live. */
+  WEBHOOKS_PREVIEW: flag.default(false),
+  /** Tests and local rehearsal only: deliver to private and loopback addresses. Refused in production. */
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag.default(false),
+  /** Tests and local rehearsal only: a PEM file of extra CAs receivers may present. Refused in production. */
+  WEBHOOKS_CA_FILE: z.string().optional(),
   PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_GLOBAL: rateLimitSpec.prefault('300/60s'),
   RATE_LIMIT_TOKEN: rateLimitSpec.prefault('10/900s'),
@@ -218,6 +226,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     for (const name of PRODUCTION_SECRETS) {
       if (cleaned[name] === undefined) problems.set(name, 'required when APP_ENV=production');
     }
+    // Rehearsal settings that would let a partner aim deliveries at our own network.
+    if (cleaned.WEBHOOKS_ALLOW_PRIVATE_TARGETS === 'true') {
+      problems.set('WEBHOOKS_ALLOW_PRIVATE_TARGETS', 'not allowed when APP_ENV=production');
+    }
+    if (cleaned.WEBHOOKS_CA_FILE !== undefined) problems.set('WEBHOOKS_CA_FILE', 'not allowed when APP_ENV=production');
   }
   // All or none, in either environment: a partial M-Pesa configuration is a mistake, never a choice.
   const givenMpesa = MPESA_REQUIRED.filter((name) => cleaned[name] !== undefined);

@@ -263,3 +263,100 @@ export const providerExchanges = pgTable(
   },
   (t) => [index('provider_exchanges_transaction_idx').on(t.transactionId, t.at)],
 );
+
+/**
+ * Outbound webhooks (issue 18, docs/webhooks.md), behind WEBHOOKS_PREVIEW. One webhook per
+ * organization: the spec's paths carry no id.
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    url: text('url').notNull(),
+    /** As stored by normalizeSubscriptions: the names given, WEBHOOK.CREATED always among them. */
+    subscriptions: text('subscriptions').array().notNull(),
+    /** The spec's spelling. */
+    status: text('status').$type<'ACTIVE' | 'DEACTIVED'>().notNull(),
+    /** Why delivery stopped: a 410 from the receiver, or 5 days of failure. Null while ACTIVE. */
+    disabledReason: text('disabled_reason'),
+    disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
+    /** First failed attempt of the current failing streak; cleared by any success. */
+    failingSince: timestamp('failing_since', { withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('webhooks_organization_key').on(t.organizationId)],
+);
+
+/**
+ * The transactional outbox: one row per event, written in the transaction of the change that
+ * causes it. Kept 30 days (history, resend, `partner listen`).
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    /** The envelope's eventId (UUID). */
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    event: text('event').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('webhook_events_org_idx').on(t.organizationId, t.createdAt.desc())],
+);
+
+/**
+ * One delivery of an event to the organization's webhook, claimed by one worker at a time
+ * (`FOR UPDATE SKIP LOCKED`). Written with the event when the webhook was subscribed; a resend adds
+ * another row for the same event.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    eventId: text('event_id')
+      .notNull()
+      .references(() => webhookEvents.id),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    /** PENDING until a 2xx (DELIVERED) or until it is given up (FAILED: retries exhausted, or disabled). */
+    state: text('state').$type<'PENDING' | 'DELIVERED' | 'FAILED'>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** Set while a worker holds it; a worker that died lets it lapse and another takes it. */
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.state, t.nextAttemptAt),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+  ],
+);
+
+/** Every attempt of a delivery: when, the receiver's status, the latency, and what went wrong. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id),
+    eventId: text('event_id').notNull(),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    httpStatus: integer('http_status'),
+    latencyMs: integer('latency_ms').notNull(),
+    /** Null on success; a short reason otherwise (timeout, refused address, redirect, HTTP 500...). */
+    error: text('error'),
+  },
+  (t) => [index('webhook_attempts_event_idx').on(t.eventId, t.at)],
+);

@@ -26,8 +26,12 @@ export async function fillOperation(
   if (!(await block.getAttribute('class'))?.split(' ').includes('is-open')) {
     await block.locator('.opblock-summary').click();
   }
-  const tryOut = block.locator('button.try-out__btn', { hasText: 'Try it out' });
-  if ((await tryOut.count()) > 0) await tryOut.click();
+  // The button renders a moment after the block opens; it reads "Cancel" once tried out. Counting
+  // it before it renders skipped the click and left the inputs disabled under load.
+  const toggle = block.locator('button.try-out__btn');
+  await toggle.first().waitFor();
+  if (((await toggle.first().textContent()) ?? '').includes('Try it out')) await toggle.first().click();
+  await block.locator('button.execute').waitFor();
   // A response of an earlier run must not be read as this one's.
   const clear = block.locator('button.btn-clear');
   if ((await clear.count()) > 0) await clear.click();
