@@ -82,7 +82,11 @@ export function eventDomain(event: string): string {
  * the spec lists follows (high + low = the domain plus that event; ALL + anything = ALL).
  */
 export function subscriptionsCover(subscriptions: readonly string[], event: string): boolean {
-  return subscriptions.includes('ALL') || subscriptions.includes(eventDomain(event)) || subscriptions.includes(event);
+  return (
+    subscriptions.includes('ALL') ||
+    subscriptions.includes(eventDomain(event)) ||
+    subscriptions.includes(event)
+  );
 }
 
 /** The names a subscription list matches, in SQL: `subscriptions && array[...]`. */
@@ -92,7 +96,9 @@ export function subscriptionKeysFor(event: string): string[] {
 
 /** The unknown entries of a subscription list, with their index (a validation error per entry). */
 export function unknownSubscriptions(subscriptions: readonly string[]): { index: number; name: string }[] {
-  return subscriptions.flatMap((name, index) => (WEBHOOK_SUBSCRIPTIONS.includes(name) ? [] : [{ index, name }]));
+  return subscriptions.flatMap((name, index) =>
+    WEBHOOK_SUBSCRIPTIONS.includes(name) ? [] : [{ index, name }],
+  );
 }
 
 /**

@@ -230,7 +230,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (cleaned.WEBHOOKS_ALLOW_PRIVATE_TARGETS === 'true') {
       problems.set('WEBHOOKS_ALLOW_PRIVATE_TARGETS', 'not allowed when APP_ENV=production');
     }
-    if (cleaned.WEBHOOKS_CA_FILE !== undefined) problems.set('WEBHOOKS_CA_FILE', 'not allowed when APP_ENV=production');
+    if (cleaned.WEBHOOKS_CA_FILE !== undefined)
+      problems.set('WEBHOOKS_CA_FILE', 'not allowed when APP_ENV=production');
   }
   // All or none, in either environment: a partial M-Pesa configuration is a mistake, never a choice.
   const givenMpesa = MPESA_REQUIRED.filter((name) => cleaned[name] !== undefined);

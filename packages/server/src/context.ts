@@ -6,6 +6,9 @@ import type { Metrics } from './plugins/metrics.ts';
 import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
+import type { EventOutbox } from './services/webhooks/outbox.ts';
+import type { Lookup } from './services/webhooks/target.ts';
+
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
   config: Config;
@@ -20,6 +23,16 @@ export interface AppContext {
    * queued for it in the move's transaction.
    */
   registry: AdapterRegistry;
+  /**
+   * The webhook outbox (services/webhooks/outbox.ts): NO_EVENTS unless WEBHOOKS_PREVIEW, so that
+   * no event is written while the spec says none are delivered.
+   */
+  events: EventOutbox;
+  /**
+   * Tests only: how webhook hosts resolve, at registration and at connect time (a table instead of
+   * DNS). Nothing in the server sets it; unset means the system resolver.
+   */
+  webhookLookup?: Lookup;
   /** This instance's payment worker once started (server.ts): routes nudge it after a commit. */
   paymentWorker?: PaymentWorker;
   /**

@@ -6,6 +6,7 @@ import { openDatabase } from './db/client.ts';
 import { loadSecrets } from './lib/secrets.ts';
 import { createMetrics } from './plugins/metrics.ts';
 import { createAdapterRegistry } from './services/payments/registry.ts';
+import { createOutbox, NO_EVENTS } from './services/webhooks/outbox.ts';
 
 export type RuntimeOptions = {
   /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
@@ -53,6 +54,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
     registry: createAdapterRegistry({ config }),
+    events: config.WEBHOOKS_PREVIEW ? createOutbox() : NO_EVENTS,
     async close() {
       redis?.disconnect();
       await database.close();
