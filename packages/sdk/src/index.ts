@@ -9,7 +9,12 @@ export {
 export * from './errors.ts';
 export type { ApiResponse, RequestEvent, RequestOptions, ResponseEvent } from './request-sender.ts';
 export { isPaymentFinal, type WaitForFinalOptions } from './resources/payment-status.ts';
-export { LatestWebhookKeyCache, type WebhookKeyCache } from './resources/webhooks.ts';
+export {
+  LatestWebhookKeyCache,
+  type WebhookEventsResource,
+  type WebhookKeyCache,
+  type WebhooksResource,
+} from './resources/webhooks.ts';
 export {
   backoffDelayMs,
   MAX_RETRY_AFTER_MS,
@@ -20,6 +25,7 @@ export {
   type RetryInput,
   shouldRetry,
 } from './retry.ts';
+export { readServerSentEvents, type ServerSentEvent } from './sse.ts';
 export { type CachedToken, TOKEN_REFRESH_MARGIN_MS, type TokenStore } from './token-manager.ts';
 export * from './types.ts';
 export {
@@ -30,3 +36,9 @@ export {
   type UssdGatewayHandler,
   type UssdGatewayOptions,
 } from './ussd-gateway.ts';
+export * from './webhook-types.ts';
+export {
+  type WebhookDelivery,
+  WebhookVerificationError,
+  type WebhookVerificationReason,
+} from './webhook-verify.ts';

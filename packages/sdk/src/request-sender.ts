@@ -15,7 +15,7 @@ export type RequestOptions = {
 };
 
 export type RequestSpec = {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT';
   /** Below /v1, e.g. '/customers'. */
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
@@ -151,6 +151,30 @@ export class RequestSender {
       if (!decision.retry) throw error;
       await sleep(decision.delayMs, undefined, options.signal ? { signal: options.signal } : undefined);
       attempt += 1;
+    }
+  }
+
+  /**
+   * A long-lived GET (a text/event-stream): one signed attempt whose body is left unread for the
+   * caller. No retries (the caller reconnects); a rejected token is replaced once, as in `request`.
+   * An error answer is thrown as its typed error.
+   */
+  async open(spec: RequestSpec, options: { signal?: AbortSignal } = {}): Promise<Response> {
+    const url = this.buildUrl(spec.path, spec.query);
+    for (let tokenRefreshed = false; ; tokenRefreshed = true) {
+      const token = await this.config.tokens.get();
+      const headers = this.headersFor(spec, url, undefined, undefined, token);
+      let response: Response;
+      try {
+        response = await this.config.fetch(url, { method: spec.method, headers, signal: options.signal });
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason ?? error;
+        throw new ConnectionError(`${spec.method} ${url} failed: ${(error as Error).message}`, error);
+      }
+      if (response.status < 400) return response;
+      const error = errorFromResponse(response.status, parseBody(await response.text()), headersOf(response));
+      if (tokenRefreshed || !this.tokenRejected(error)) throw error;
+      await this.config.tokens.invalidate(token);
     }
   }
 

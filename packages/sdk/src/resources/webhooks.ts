@@ -1,5 +1,18 @@
+import type { WebhookEnvelope } from '@partner-api/contract';
 import type { RequestOptions, RequestSender } from '../request-sender.ts';
+import { readServerSentEvents } from '../sse.ts';
 import type { WebhookKeyResponse } from '../types.ts';
+import type {
+  StreamedWebhookEvent,
+  WebhookCreate,
+  WebhookEventList,
+  WebhookEventListQuery,
+  WebhookResendResponse,
+  WebhookResponse,
+  WebhookTestResponse,
+  WebhookUpdate,
+} from '../webhook-types.ts';
+import { verifyWithKeys, type WebhookDelivery } from '../webhook-verify.ts';
 
 /**
  * Where a client keeps the webhook signing key it fetched (the `webhookKeyCache` option). One cache
@@ -44,8 +57,15 @@ export class LatestWebhookKeyCache implements WebhookKeyCache {
   }
 }
 
-/** GET /webhooks/key: the Ed25519 key outbound webhooks are signed with (unauthenticated). */
+/**
+ * The webhook of the organization (one per organization: the paths carry no id), its event
+ * history, and GET /webhooks/key: the Ed25519 key deliveries are signed with (unauthenticated).
+ * The configuration and history endpoints exist while the server runs with WEBHOOKS_PREVIEW=true.
+ */
 export class WebhooksResource {
+  /** The organization's events: history, resend, and the live stream `partner listen` uses. */
+  readonly events: WebhookEventsResource;
+
   /**
    * Fetches under way for callers that pass no abort signal, by their timeout and retry options: a
    * burst of webhooks with a new key id costs one request, and no caller waits on a fetch made with
@@ -56,7 +76,63 @@ export class WebhooksResource {
   constructor(
     private readonly sender: RequestSender,
     readonly cache: WebhookKeyCache = new LatestWebhookKeyCache(),
-  ) {}
+  ) {
+    this.events = new WebhookEventsResource(sender);
+  }
+
+  /**
+   * Verifies a received delivery and returns its envelope, or throws a WebhookVerificationError
+   * whose `reason` is 'signature', 'digest', 'timestamp', 'unknown-key' or 'body'. The key comes
+   * from this client's cache; a key id it does not hold (a rotation) costs one fetch of
+   * GET /webhooks/key, and a key id the server does not publish then is refused. Pass the body's
+   * raw bytes and the URL the webhook is registered with.
+   */
+  async verify(
+    delivery: WebhookDelivery,
+    options?: RequestOptions & { now?: number },
+  ): Promise<WebhookEnvelope> {
+    return verifyWithKeys(
+      delivery,
+      {
+        cached: (keyId) => this.cache.get(keyId),
+        fetchKey: async (keyId) => {
+          const fetched = await this.fetchKey(options);
+          return fetched.keyId === keyId ? fetched : undefined;
+        },
+      },
+      options?.now,
+    );
+  }
+
+  /** POST /webhooks: 409 (ConflictError) when the organization already has one. */
+  async create(body: WebhookCreate, options?: RequestOptions): Promise<WebhookResponse> {
+    const spec = { method: 'POST', path: '/webhooks', body, auth: 'signed', idempotent: true } as const;
+    return (await this.sender.request<WebhookResponse>(spec, options)).body;
+  }
+
+  /** PUT /webhooks: changes the url or the subscriptions, and re-activates a DEACTIVED webhook. */
+  async update(body: WebhookUpdate, options?: RequestOptions): Promise<WebhookResponse> {
+    const spec = { method: 'PUT', path: '/webhooks', body, auth: 'signed', idempotent: true } as const;
+    return (await this.sender.request<WebhookResponse>(spec, options)).body;
+  }
+
+  /** GET /webhooks: NotFoundError when the organization has none. */
+  async get(options?: RequestOptions): Promise<WebhookResponse> {
+    const spec = { method: 'GET', path: '/webhooks', auth: 'signed' } as const;
+    return (await this.sender.request<WebhookResponse>(spec, options)).body;
+  }
+
+  /** POST /webhooks/test: a fresh WEBHOOK.CREATED delivered to the webhook (the connection test). */
+  async test(options?: RequestOptions): Promise<WebhookTestResponse> {
+    const spec = {
+      method: 'POST',
+      path: '/webhooks/test',
+      body: {},
+      auth: 'signed',
+      idempotent: true,
+    } as const;
+    return (await this.sender.request<WebhookTestResponse>(spec, options)).body;
+  }
 
   /** The current key, fetched once and then served from the cache. */
   async key(options?: RequestOptions): Promise<WebhookKeyResponse> {
@@ -96,5 +172,49 @@ export class WebhooksResource {
     const { body } = await this.sender.request<WebhookKeyResponse>(spec, options);
     this.cache.set(body);
     return body;
+  }
+}
+
+/** GET /webhooks/events, its resend, and the live stream. */
+export class WebhookEventsResource {
+  constructor(private readonly sender: RequestSender) {}
+
+  /** One page of the last 30 days, newest first; `status: 'FAILED'` lists the failed ones. */
+  async list(query: WebhookEventListQuery = {}, options?: RequestOptions): Promise<WebhookEventList> {
+    const spec = { method: 'GET', path: '/webhooks/events', query, auth: 'signed' } as const;
+    return (await this.sender.request<WebhookEventList>(spec, options)).body;
+  }
+
+  /** A new delivery of the same event (same eventId) to the webhook as it is now. */
+  async resend(eventId: string, options?: RequestOptions): Promise<WebhookResendResponse> {
+    const spec = {
+      method: 'POST',
+      path: `/webhooks/events/${encodeURIComponent(eventId)}/resend`,
+      body: {},
+      auth: 'signed',
+      idempotent: true,
+    } as const;
+    return (await this.sender.request<WebhookResendResponse>(spec, options)).body;
+  }
+
+  /**
+   * GET /webhooks/events/stream: the organization's events from the moment of connection, each
+   * with the headers of a delivery to `forwardTo` signed by the service. Ends when the server ends
+   * the stream (it does at the token's expiry and when it shuts down): call it again to go on.
+   */
+  async *stream(opts: { forwardTo: string; signal?: AbortSignal }): AsyncGenerator<StreamedWebhookEvent> {
+    const spec = {
+      method: 'GET',
+      path: '/webhooks/events/stream',
+      query: { forwardTo: opts.forwardTo },
+      auth: 'signed',
+    } as const;
+    const response = await this.sender.open(spec, { signal: opts.signal });
+    if (!response.body) return;
+    for await (const message of readServerSentEvents(response.body)) {
+      if (message.event !== 'webhook') continue;
+      const parsed = JSON.parse(message.data) as Omit<StreamedWebhookEvent, 'body'>;
+      yield { ...parsed, body: JSON.stringify(parsed.envelope) };
+    }
   }
 }

@@ -76,6 +76,8 @@ export const UNDOCUMENTED_ROUTES: Record<string, string> = {
   'POST /v1/payments/callbacks/airtel/:token/:ref':
     "Airtel Money's callbacks with an optional label after the token (docs/payments-airtel.md)",
   'GET /v1/openapi.json': 'the document itself',
+  'GET /v1/webhooks/events/stream':
+    'preview only: the text/event-stream `partner listen` reads (docs/webhooks.md, "partner listen and events")',
 };
 
 const customerIdInvalid = validationVariant(

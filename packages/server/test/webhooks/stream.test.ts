@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamedWebhookEvent } from '../../../sdk/src/index.ts';
+import { isLocalForwardUrl } from '../../src/routes/webhook-stream.ts';
+import { NOT_FOUND_BODY } from '../foundation/helpers.ts';
+import { buildTestApp, STORES } from '../support/app.ts';
+import { type ListeningApp, listeningPartner, listeningTestApp, sdkClient } from '../support/listening.ts';
+import { createPartner, type Partner, signedFetch, signedInject } from '../support/partner.ts';
+
+const FORWARD_TO = 'http://localhost:3000/hooks';
+const STREAM_URL = `/v1/webhooks/events/stream?forwardTo=${encodeURIComponent(FORWARD_TO)}`;
+
+/** Reads a partner's stream in the background until stopped. */
+function listen(partner: Partner) {
+  const received: StreamedWebhookEvent[] = [];
+  const controller = new AbortController();
+  let ended = false;
+  const done = (async () => {
+    try {
+      for await (const event of sdkClient(partner).webhooks.events.stream({
+        forwardTo: FORWARD_TO,
+        signal: controller.signal,
+      })) {
+        received.push(event);
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    } finally {
+      ended = true;
+    }
+  })();
+  return {
+    received,
+    get ended() {
+      return ended;
+    },
+    done,
+    stop: () => controller.abort(),
+  };
+}
+
+async function until(what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const emit = (t: ListeningApp, organizationId: string, marker: string) =>
+  t.ctx.events.emit(t.ctx.database.db, {
+    organizationId,
+    event: 'CUSTOMER.CREATED',
+    data: { id: marker, firstName: 'Amina', lastName: 'Otieno' },
+  });
+
+const markers = (events: StreamedWebhookEvent[]) => events.map((e) => e.envelope.data.id);
+
+describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (store) => {
+  let t: ListeningApp;
+  beforeAll(async () => {
+    t = await listeningTestApp(store, { WEBHOOKS_PREVIEW: 'true' });
+  });
+  afterAll(() => t?.close());
+
+  it("streams an organization's own events only, signed for forwardTo with the service key", async () => {
+    const [a, b] = [await listeningPartner(t), await listeningPartner(t)];
+    // Before the connection: not streamed.
+    await emit(t, a.organizationId, 'a-before');
+    const [streamA, streamB] = [listen(a), listen(b)];
+    try {
+      // The stream is open once the server has marked what was there; events after that are sent.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await emit(t, a.organizationId, 'a-1');
+      await emit(t, b.organizationId, 'b-1');
+      await emit(t, a.organizationId, 'a-2');
+      await until('both streams', () => streamA.received.length >= 2 && streamB.received.length >= 1);
+      // B's stream got its own event, emitted after A's first one: the poll that found it saw A's too.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(markers(streamA.received).sort()).toEqual(['a-1', 'a-2']);
+      expect(markers(streamB.received)).toEqual(['b-1']);
+
+      const verifier = sdkClient(a);
+      for (const event of streamA.received) {
+        expect(event.envelope).toMatchObject({ event: 'CUSTOMER.CREATED', createdAt: expect.any(Number) });
+        expect(event.headers['webhook-id']).toBe(event.envelope.eventId);
+        expect(event.headers['signature-input']).toContain('keyid="service-staging-ed25519-2"');
+        const envelope = await verifier.webhooks.verify({
+          method: 'POST',
+          url: FORWARD_TO,
+          headers: event.headers,
+          body: event.body,
+        });
+        expect(envelope).toEqual(event.envelope);
+        // Signed for forwardTo: the same delivery does not verify at another URL.
+        await expect(
+          verifier.webhooks.verify({
+            method: 'POST',
+            url: 'https://receiver.example/hooks',
+            headers: event.headers,
+            body: event.body,
+          }),
+        ).rejects.toMatchObject({ reason: 'signature' });
+      }
+    } finally {
+      streamA.stop();
+      streamB.stop();
+      await Promise.all([streamA.done, streamB.done]);
+    }
+  });
+
+  it('refuses an unauthenticated stream and a forwardTo that is not on this machine', async () => {
+    const partner = await listeningPartner(t);
+    const bare = await fetch(`${t.baseUrl}${STREAM_URL}`);
+    expect(bare.status).toBe(401);
+
+    for (const forwardTo of [
+      undefined,
+      'https://receiver.example/hooks',
+      'ftp://localhost/x',
+      'http://10.0.0.1/',
+    ]) {
+      const url = `/v1/webhooks/events/stream${forwardTo === undefined ? '' : `?forwardTo=${encodeURIComponent(forwardTo)}`}`;
+      const res = await signedFetch(partner, { method: 'GET', url });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: 'Validation failed',
+        details: [
+          { field: 'forwardTo', message: expect.stringContaining('forwardTo must be an http or https URL') },
+        ],
+      });
+    }
+  });
+
+  it('ends open streams when the server closes', async () => {
+    const other = await listeningTestApp(store, { WEBHOOKS_PREVIEW: 'true' });
+    const partner = await listeningPartner(other);
+    const stream = listen(partner);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await other.close();
+    await until('the stream to end', () => stream.ended);
+    await stream.done;
+  });
+});
+
+describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview off)', (store) => {
+  it('is the 404 every unknown path gets', async () => {
+    const t = await buildTestApp(store);
+    try {
+      const partner = await createPartner(t);
+      const res = await signedInject(t.app, partner, { method: 'GET', url: STREAM_URL });
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toBe(NOT_FOUND_BODY);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('forwardTo', () => {
+  it.each([
+    ['http://localhost:3000/hooks', true],
+    ['https://localhost/hooks', true],
+    ['http://app.localhost:8000/', true],
+    ['http://127.0.0.1:3000/', true],
+    ['http://127.1.2.3/', true],
+    ['http://[::1]:3000/', true],
+    ['http://[::ffff:127.0.0.1]/', true],
+    ['http://user:pw@localhost/', false],
+    ['https://receiver.example/hooks', false],
+    ['http://localhost.example.com/', false],
+    ['http://10.0.0.1/', false],
+    ['http://0x7f000001/', true],
+    ['file:///etc/passwd', false],
+    ['not a url', false],
+  ])('%s → %s', (url, allowed) => {
+    expect(isLocalForwardUrl(url)).toBe(allowed);
+  });
+});
