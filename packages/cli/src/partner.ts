@@ -9,6 +9,7 @@ import {
   WaitTimeoutError,
 } from '@partner-api/sdk';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { eventRow, listen } from './partner/events.ts';
 import { customerDetails, customerRow, errorText, paymentLines, printJson } from './partner/format.ts';
 import { runHandset } from './partner/handset.ts';
 import { waitForPayment } from './partner/payments.ts';
@@ -310,6 +311,69 @@ program
       if (opts.json) printJson(out, key);
       else out.write(`keyId      ${key.keyId}\nalgorithm  ${key.algorithm}\n${key.publicKey.trimEnd()}\n`);
       return 0;
+    }),
+  );
+
+// ---- webhook events (servers with WEBHOOKS_PREVIEW=true) ----
+
+const events = program
+  .command('events')
+  .description('webhook events of your organization, last 30 days (GET /webhooks/events)');
+
+events
+  .command('list')
+  .option('--failed', 'only events whose latest delivery failed')
+  .option('--page <n>', 'page, from 1', integer)
+  .option('--limit <n>', 'page size', integer)
+  .action(
+    action(async (opts, o: { failed?: boolean; page?: number; limit?: number }) => {
+      const list = await client(opts).webhooks.events.list({
+        page: o.page,
+        limit: o.limit,
+        status: o.failed ? 'FAILED' : undefined,
+      });
+      if (opts.json) printJson(out, list);
+      else {
+        for (const e of list.data) out.write(`${eventRow(e)}\n`);
+        const { page, totalPages, total } = list.pagination;
+        out.write(`page ${page}/${totalPages}, ${total} event${total === 1 ? '' : 's'}\n`);
+      }
+      return 0;
+    }),
+  );
+
+events
+  .command('resend')
+  .description('deliver one event again, with the same eventId')
+  .argument('<eventId>')
+  .option('--idempotency-key <uuid>', 'reuse a key to make a retry safe (default: a new one)')
+  .action(
+    action(async (opts, eventId: string, o: { idempotencyKey?: string }) => {
+      const resent = await client(opts).webhooks.events.resend(eventId, { idempotencyKey: o.idempotencyKey });
+      if (opts.json) printJson(out, resent);
+      else out.write(`Resending ${resent.data.eventId} (delivery ${resent.data.deliveryId})\n`);
+      return 0;
+    }),
+  );
+
+program
+  .command('listen')
+  .description(
+    "forward your organization's events, signed by the service, to a local receiver (no tunnel needed)",
+  )
+  .requiredOption('--forward-to <url>', 'e.g. http://localhost:3000/hooks (a local URL)')
+  .addHelpText('after', "\nOne line per event: event, eventId, your receiver's HTTP status. Ctrl-C stops.")
+  .action(
+    action(async (opts, o: { forwardTo: string }) => {
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      return listen(client(opts), o.forwardTo, {
+        out,
+        err: process.stderr,
+        json: Boolean(opts.json),
+        signal: stop.signal,
+      });
     }),
   );
 

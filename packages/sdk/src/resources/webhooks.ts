@@ -202,7 +202,12 @@ export class WebhookEventsResource {
    * with the headers of a delivery to `forwardTo` signed by the service. Ends when the server ends
    * the stream (it does at the token's expiry and when it shuts down): call it again to go on.
    */
-  async *stream(opts: { forwardTo: string; signal?: AbortSignal }): AsyncGenerator<StreamedWebhookEvent> {
+  async *stream(opts: {
+    forwardTo: string;
+    signal?: AbortSignal;
+    /** Called once the server accepted the stream, before any event. */
+    onOpen?: () => void;
+  }): AsyncGenerator<StreamedWebhookEvent> {
     const spec = {
       method: 'GET',
       path: '/webhooks/events/stream',
@@ -210,6 +215,7 @@ export class WebhookEventsResource {
       auth: 'signed',
     } as const;
     const response = await this.sender.open(spec, { signal: opts.signal });
+    opts.onOpen?.();
     if (!response.body) return;
     for await (const message of readServerSentEvents(response.body)) {
       if (message.event !== 'webhook') continue;

@@ -37,3 +37,12 @@ export function sdkClient(partner: Partner, options: { fetch?: typeof fetch } = 
     ...options,
   });
 }
+
+/** Polls a condition (no timing assertions: generous deadline, short steps). */
+export async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -3,7 +3,13 @@ import type { StreamedWebhookEvent } from '../../../sdk/src/index.ts';
 import { isLocalForwardUrl } from '../../src/routes/webhook-stream.ts';
 import { NOT_FOUND_BODY } from '../foundation/helpers.ts';
 import { buildTestApp, STORES } from '../support/app.ts';
-import { type ListeningApp, listeningPartner, listeningTestApp, sdkClient } from '../support/listening.ts';
+import {
+  type ListeningApp,
+  listeningPartner,
+  listeningTestApp,
+  sdkClient,
+  until,
+} from '../support/listening.ts';
 import { createPartner, type Partner, signedFetch, signedInject } from '../support/partner.ts';
 
 const FORWARD_TO = 'http://localhost:3000/hooks';
@@ -36,14 +42,6 @@ function listen(partner: Partner) {
     done,
     stop: () => controller.abort(),
   };
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const emit = (t: ListeningApp, organizationId: string, marker: string) =>
