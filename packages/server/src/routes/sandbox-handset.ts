@@ -20,6 +20,7 @@ import { getPaymentStatus } from '../services/payments/status.ts';
 import { DEMO_KEY_ID, type SandboxCredentialsFile } from '../services/sandbox/seed.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
+import { recentEvents } from '../services/webhooks/event-feed.ts';
 
 const UI_DIR = SERVER_FILES.sandboxUi;
 const UI_FILES: Record<string, string> = {
@@ -31,6 +32,9 @@ const CONTENT_SECURITY_POLICY =
   "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 type DemoOrganization = { id: string; name: string };
+
+/** How many of the latest events the handset's panel is given. */
+const HANDSET_EVENTS = 20;
 
 /**
  * The seeded demo organization: the one named in DATA_DIR/sandbox-credentials.json, else (another
@@ -159,6 +163,15 @@ export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx:
       return reply.code(result.status).send({ ...result.body, ...(orderId ? { orderId } : {}) });
     },
   );
+
+  // WEBHOOKS_PREVIEW only (else a 404, and the page shows no panel): the demo organization's latest
+  // webhook events, so that the page can list the ones its moves caused.
+  if (ctx.config.WEBHOOKS_PREVIEW) {
+    app.get('/sandbox/api/events', async () => {
+      const { id: organizationId } = await demoOrganization();
+      return { data: await recentEvents(db, organizationId, HANDSET_EVENTS) };
+    });
+  }
 
   app.get<{ Params: { orderId: string } }>('/sandbox/api/payment/status/:orderId', async (request) => {
     const { orderId } = request.params;

@@ -10,6 +10,8 @@
   const counter = $('counter');
   const customer = $('customer');
   const state = { sessionId: null, typed: '', busy: false, poll: null };
+  // Webhook events (WEBHOOKS_PREVIEW only): the ids present when the page opened are not listed.
+  const events = { baseline: null };
 
   async function call(method, url, body) {
     const response = await fetch(url, {
@@ -66,11 +68,36 @@
     document.body.dataset.ready = 'true';
   }
 
+  /** Lists the events emitted since the page opened; a 404 (preview off) leaves the panel hidden. */
+  async function refreshEvents() {
+    const { status, body } = await call('GET', '/sandbox/api/events');
+    if (status !== 200) return;
+    if (events.baseline === null) {
+      events.baseline = new Set(body.data.map((e) => e.eventId));
+      $('events').hidden = false;
+    }
+    const fresh = body.data.filter((e) => !events.baseline.has(e.eventId));
+    $('events-empty').hidden = fresh.length > 0;
+    $('event-list').replaceChildren(
+      ...fresh.map((e) => {
+        const item = document.createElement('li');
+        item.dataset.eventId = e.eventId;
+        const name = document.createElement('code');
+        name.textContent = e.event;
+        const id = document.createElement('small');
+        id.textContent = e.eventId;
+        item.append(name, id);
+        return item;
+      }),
+    );
+  }
+
   function onScreen(body) {
     show(body.data.ussdText, true);
     state.sessionId = body.data.menu.isEndState ? null : body.data.sessionId;
     document.body.dataset.state = body.data.currentState;
     if (body.orderId) watchPayment(body.orderId);
+    void refreshEvents();
   }
 
   async function dial() {
@@ -138,6 +165,7 @@
         status.className = `status ${transaction.status}`;
         $('payment-amount').textContent =
           `${transaction.currency} ${transaction.amount} · ${transaction.provider}`;
+        void refreshEvents();
         if (FINAL.has(transaction.status)) return;
       }
       state.poll = setTimeout(poll, POLL_MS);
@@ -164,4 +192,5 @@
 
   show('Pick a customer and press Send to dial.');
   void loadCustomers();
+  void refreshEvents();
 })();

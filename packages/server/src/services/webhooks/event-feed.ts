@@ -72,3 +72,21 @@ export class EventFeed {
     for (const [id, stamped] of this.seen) if (stamped < horizon) this.seen.delete(id);
   }
 }
+
+export type EventSummary = { eventId: string; event: string; createdAt: number };
+
+/** The organization's latest events, newest first: names and ids only (the sandbox handset's panel). */
+export async function recentEvents(
+  q: Queryable,
+  organizationId: string,
+  limit: number,
+): Promise<EventSummary[]> {
+  const found = await rows<{ eventId: string; event: string; createdAt: string }>(
+    q,
+    sql`select id as "eventId", event, created_at::text as "createdAt" from webhook_events
+ where organization_id = ${organizationId}
+ order by created_at desc, id desc
+ limit ${limit}`,
+  );
+  return found.map((row) => ({ ...row, createdAt: Math.floor(dateOf(row.createdAt).getTime() / 1000) }));
+}
