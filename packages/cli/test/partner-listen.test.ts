@@ -1,9 +1,10 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookVerificationError } from '../../sdk/src/index.ts';
 import {
   type ListeningApp,
   listeningPartner,
@@ -32,6 +33,12 @@ function collect(child: ChildProcessWithoutNullStreams) {
   return { output, exited };
 }
 
+const loginArgs = (baseUrl: string, partner: Partner, keyFile: string) => [
+  'login',
+  ...['--base-url', baseUrl, '--client-id', partner.clientId, '--client-secret', partner.clientSecret],
+  ...['--private-key', keyFile, '--key-id', partner.keyId],
+];
+
 type Received = {
   verified: boolean;
   reason?: string;
@@ -39,32 +46,38 @@ type Received = {
 };
 
 /**
- * The partner's own receiver, as docs/webhooks.md shows it: the raw body, the URL it is reached at,
- * and the SDK's verify; 204 when the delivery verifies, 400 otherwise.
+ * The partner's own receiver, as packages/sdk/README.md shows it for Fastify: the raw body through a
+ * route-level parser, the URL from the origin it is reached at, the SDK's verify; 204 or 400.
  */
-function receiver(partner: Partner) {
-  const verifier = sdkClient(partner);
+async function receiver(partner: Partner) {
+  const client = sdkClient(partner);
   const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
+  const app = Fastify();
+  let origin = '';
+  await app.register(async (hooks) => {
+    hooks.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) =>
+      done(null, body),
+    );
+    hooks.post('/hooks', async (request, reply) => {
       try {
-        const envelope = await verifier.webhooks.verify({
-          method: req.method!,
-          url: `http://${req.headers.host}${req.url}`,
-          headers: req.headers,
-          body: Buffer.concat(chunks),
+        const envelope = await client.webhooks.verify({
+          method: request.method,
+          url: new URL(request.url, origin).href,
+          headers: request.headers,
+          body: request.body as Buffer,
         });
         received.push({ verified: true, envelope });
-        res.writeHead(204).end();
+        return reply.code(204).send();
       } catch (error) {
-        received.push({ verified: false, reason: (error as { reason?: string }).reason });
-        res.writeHead(400).end();
+        if (!(error instanceof WebhookVerificationError)) throw error;
+        received.push({ verified: false, reason: error.reason });
+        return reply.code(400).send({ reason: error.reason });
       }
     });
   });
-  return { server, received };
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  return { app, received, forwardTo: `${origin}/hooks` };
 }
 
 describe('partner listen', () => {
@@ -79,32 +92,13 @@ describe('partner listen', () => {
     const keyFile = path.join(dir, 'partner-key.pem');
     writeFileSync(keyFile, partner.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString());
     env = { PARTNER_PROFILE: path.join(dir, 'profile.json') };
-    const login = collect(
-      partnerCli(
-        [
-          'login',
-          '--base-url',
-          t.baseUrl,
-          '--client-id',
-          partner.clientId,
-          '--client-secret',
-          partner.clientSecret,
-          '--private-key',
-          keyFile,
-          '--key-id',
-          partner.keyId,
-        ],
-        env,
-      ),
-    );
+    const login = collect(partnerCli(loginArgs(t.baseUrl, partner, keyFile), env));
     expect(await login.exited, login.output.stderr).toBe(0);
   });
   afterAll(() => t?.close());
 
   it('forwards a CUSTOMER.CREATED to a local server, whose handler verifies it with the SDK', async () => {
-    const { server, received } = receiver(partner);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const forwardTo = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`;
+    const { app, received, forwardTo } = await receiver(partner);
     const child = partnerCli(['listen', '--forward-to', forwardTo], env);
     const { output, exited } = collect(child);
     try {
@@ -136,7 +130,25 @@ describe('partner listen', () => {
     } finally {
       child.kill('SIGINT');
       expect(await exited).toBe(0);
-      await new Promise((resolve) => server.close(resolve));
+      await app.close();
+    }
+  });
+
+  it('stops with the API error when the server has the preview off', async () => {
+    const off = await listeningTestApp('pglite');
+    try {
+      const other = await listeningPartner(off);
+      const profile = { ...env, PARTNER_PROFILE: path.join(off.dataDir, 'profile.json') };
+      const keyFile = path.join(off.dataDir, 'key.pem');
+      writeFileSync(keyFile, other.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString());
+      const login = collect(partnerCli(loginArgs(off.baseUrl, other, keyFile), profile));
+      expect(await login.exited, login.output.stderr).toBe(0);
+      const listen = collect(partnerCli(['listen', '--forward-to', 'http://localhost:3000/hooks'], profile));
+      expect(await listen.exited).toBe(1);
+      expect(listen.output.stderr).toMatch(/^partner: 404 Not Found\n {2}request id: \S+\n$/);
+      expect(listen.output.stdout).toBe('');
+    } finally {
+      await off.close();
     }
   });
 });
