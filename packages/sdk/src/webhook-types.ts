@@ -1,56 +1,32 @@
-import type { WebhookEnvelope } from '@partner-api/contract';
+import type {
+  Webhook,
+  WebhookCreate,
+  WebhookEnvelope,
+  WebhookEventRecord,
+  WebhookUpdate,
+  webhookEventListResponseSchema,
+  webhookResendResponseSchema,
+  webhookTestResponseSchema,
+} from '@partner-api/contract';
+import type { z } from 'zod';
 
-export type { WebhookEnvelope };
-
-/** The organization's webhook (docs/webhooks.md, "The webhook resource"). Times are Unix seconds. */
-export type Webhook = {
-  webhookId: string;
-  status: 'ACTIVE' | 'DEACTIVED';
-  url: string;
-  subscriptions: string[];
-  createdAt: number;
-  updatedAt: number;
-  /** Why delivery stopped (a 410 from the receiver, or 5 days of failure); null while ACTIVE. */
-  disabledReason: string | null;
-  disabledAt: number | null;
-};
-
-export type WebhookCreate = { url: string; subscriptions: string[] };
-/** At least one of the two. A PUT re-activates a DEACTIVED webhook. */
-export type WebhookUpdate = { url?: string; subscriptions?: string[] };
+/**
+ * The webhook resource and its history, as the contract's schemas define them (docs/webhooks.md,
+ * Endpoints). Times are Unix seconds.
+ */
+export type { Webhook, WebhookCreate, WebhookEnvelope, WebhookEventRecord, WebhookUpdate };
 export type WebhookResponse = { data: Webhook };
-export type WebhookTestResponse = { data: { eventId: string; event: 'WEBHOOK.CREATED' } };
+export type WebhookTestResponse = z.infer<typeof webhookTestResponseSchema>;
+export type WebhookResendResponse = z.infer<typeof webhookResendResponseSchema>;
+export type WebhookEventList = z.infer<typeof webhookEventListResponseSchema>;
 
-export type DeliveryAttempt = {
-  /** Unix seconds. */
-  at: number;
-  httpStatus: number | null;
-  latencyMs: number;
-  error: string | null;
-};
-
-/** One event of GET /webhooks/events: its envelope fields, its latest delivery's status and attempts. */
-export type WebhookEventRecord = {
-  eventId: string;
-  event: string;
-  createdAt: number;
-  data: Record<string, unknown>;
-  status: 'PENDING' | 'DELIVERED' | 'FAILED' | 'NOT_SUBSCRIBED';
-  attempts: DeliveryAttempt[];
-};
-
+/** GET /webhooks/events query: page 1 and limit 10 by default (limit at most 100). */
 export type WebhookEventListQuery = {
   page?: number;
   limit?: number;
+  /** The latest delivery's state; FAILED lists what needs attention. */
   status?: 'PENDING' | 'DELIVERED' | 'FAILED';
 };
-
-export type WebhookEventList = {
-  data: WebhookEventRecord[];
-  pagination: { page: number; limit: number; total: number; totalPages: number };
-};
-
-export type WebhookResendResponse = { data: { eventId: string; deliveryId: string } };
 
 /**
  * One message of GET /webhooks/events/stream: the envelope, and the headers of a delivery of it to

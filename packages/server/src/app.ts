@@ -24,6 +24,7 @@ import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
 import { webhookStreamRoute } from './routes/webhook-stream.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
@@ -101,6 +102,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await authenticated.register(customerRoutes, deps);
         await authenticated.register(paymentRoutes, deps);
         await authenticated.register(ussdRoutes, deps);
+        // Outbound webhooks (issue 18): while the preview is off these paths stay unmatched routes.
+        if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookRoutes, deps);
         // Preview only (docs/webhooks.md): the live event stream `partner listen` reads.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookStreamRoute, deps);
       });
