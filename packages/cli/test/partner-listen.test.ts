@@ -13,6 +13,7 @@ import {
   until,
 } from '../../server/test/support/listening.ts';
 import { type Partner, signedFetch } from '../../server/test/support/partner.ts';
+import { PREVIEW_ENV } from '../../server/test/webhooks/api-support.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PARTNER = path.join(ROOT, 'packages/cli/src/partner.ts');
@@ -80,13 +81,13 @@ async function receiver(partner: Partner) {
   return { app, received, forwardTo: `${origin}/hooks` };
 }
 
-describe('partner listen', () => {
+describe('partner listen and partner events', () => {
   let t: ListeningApp;
   let partner: Partner;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    t = await listeningTestApp('pglite', { WEBHOOKS_PREVIEW: 'true' });
+    t = await listeningTestApp('pglite', PREVIEW_ENV);
     partner = await listeningPartner(t);
     const dir = t.dataDir;
     const keyFile = path.join(dir, 'partner-key.pem');
@@ -128,6 +129,50 @@ describe('partner listen', () => {
       expect(await exited).toBe(0);
       await app.close();
     }
+  });
+
+  it('events list shows the history with delivery status; events resend delivers one again', async () => {
+    const run = async (args: string[]) => {
+      const { output, exited } = collect(partnerCli(args, env));
+      return { code: await exited, ...output };
+    };
+    await sdkClient(partner).webhooks.create({
+      url: 'https://hooks.localhost/partner',
+      subscriptions: ['ALL'],
+    });
+    const res = await signedFetch(partner, {
+      method: 'POST',
+      url: '/v1/customers',
+      body: { firstName: 'Brian', lastName: 'Kamau' },
+    });
+    const customerId = ((await res.json()) as { data: { id: string } }).data.id;
+
+    const json = await run(['--json', 'events', 'list', '--limit', '100']);
+    expect(json.code, json.stderr).toBe(0);
+    const listed = JSON.parse(json.stdout) as {
+      data: { eventId: string; event: string; data: { id?: string } }[];
+    };
+    const event = listed.data.find((e) => e.event === 'CUSTOMER.CREATED' && e.data.id === customerId)!;
+    expect(event).toBeDefined();
+
+    const plain = await run(['events', 'list', '--limit', '100']);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(
+      new RegExp(`^\\S+Z  CUSTOMER\\.CREATED +${event.eventId}  (PENDING|FAILED) +\\d+ attempts`, 'm'),
+    );
+    expect(plain.stdout).toMatch(/^page 1\/1, \d+ events\n$/m);
+
+    const failed = await run(['events', 'list', '--failed']);
+    expect(failed.code).toBe(0);
+    for (const line of failed.stdout.trim().split('\n').slice(0, -1)) expect(line).toContain('  FAILED');
+
+    const resent = await run(['events', 'resend', event.eventId]);
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(resent.stdout).toMatch(new RegExp(`^Resending ${event.eventId} \\(delivery \\S+\\)\n$`));
+
+    const unknown = await run(['events', 'resend', '00000000-0000-4000-8000-000000000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^partner: 404 Not found: Event not found\n/);
   });
 
   it('stops with the API error when the server has the preview off', async () => {
