@@ -70,6 +70,10 @@ export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDep
       const feed = await EventFeed.start(db, organizationId);
       const out = new PassThrough();
       let poll: NodeJS.Timeout | undefined;
+      const keepAlive = setInterval(() => out.write(': keep-alive\n\n'), STREAM_KEEP_ALIVE_MS);
+      // The token authorised the stream: it does not outlive it (the CLI reconnects with a new one).
+      const untilExpiry = Math.min(2 ** 31 - 1, Math.max(0, tokenExpiresAt.getTime() - Date.now()));
+      const expiry = setTimeout(() => end(), untilExpiry);
       const end = () => {
         clearTimeout(poll);
         clearInterval(keepAlive);
@@ -78,17 +82,14 @@ export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDep
         if (!out.writableEnded) out.end();
       };
       open.add(end);
+      // Fastify destroys the payload stream when the client goes away.
       out.on('close', end);
-      const keepAlive = setInterval(() => out.write(': keep-alive\n\n'), STREAM_KEEP_ALIVE_MS);
-      // The token authorised the stream: it does not outlive it (the CLI reconnects with a new one).
-      const expiry = setTimeout(
-        end,
-        Math.min(2 ** 31 - 1, Math.max(0, tokenExpiresAt.getTime() - Date.now())),
-      );
 
       const tick = async () => {
         try {
           for (const envelope of await feed.next(db)) {
+            // Ended while the read was under way: nothing more is written.
+            if (!out.writable) break;
             const body = JSON.stringify(envelope);
             const headers = signWebhookDelivery({
               url: forwardTo,
