@@ -16,6 +16,8 @@ export async function listeningTestApp(
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const t = await buildTestApp(store, { PUBLIC_BASE_URL: baseUrl, ...env });
+  // Webhook hosts resolve from this table, never through DNS (no delivery test leaves the machine).
+  t.ctx.webhookLookup = async () => [{ address: '127.0.0.1', family: 4 }];
   await t.app.listen({ port, host: '127.0.0.1' });
   return { ...t, baseUrl };
 }
