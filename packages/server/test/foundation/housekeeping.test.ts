@@ -101,7 +101,15 @@ describe.each(STORES)('housekeeping: expired records are purged (%s)', (store) =
     );
     await purgeExpired(t.ctx.database.db);
     const second = await purgeExpired(t.ctx.database.db);
-    if (store === 'pglite') expect(second).toEqual({ idempotencyKeys: 0, revokedTokens: 0, ussdSessions: 0 });
+    if (store === 'pglite')
+      expect(second).toEqual({
+        idempotencyKeys: 0,
+        revokedTokens: 0,
+        ussdSessions: 0,
+        webhookAttempts: 0,
+        webhookDeliveries: 0,
+        webhookEvents: 0,
+      });
     expect(
       await count(
         t,

@@ -1,0 +1,264 @@
+import { rmSync } from 'node:fs';
+import { computeContentDigest, WEBHOOK_SIGNATURE_LABEL } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../src/db/query.ts';
+import { REASON_FAILING, REASON_GONE } from '../../src/services/webhooks/delivery.ts';
+import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
+import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { ownDatabase } from '../support/database.ts';
+import { waitFor } from '../ussd/support.ts';
+import {
+  attemptsOf,
+  createWebhook,
+  deliveriesOf,
+  emitEvent,
+  makeCertificate,
+  type PublishedKey,
+  type Receiver,
+  startReceiver,
+  type Tls,
+  verifyBoth,
+  webhookRow,
+} from './delivery-support.ts';
+
+/**
+ * Delivery to a real HTTPS receiver, in process, on each store. Each suite's worker runs on a
+ * database of its own (ownDatabase on PostgreSQL; PGlite is private anyway): a webhook worker
+ * claims the deliveries of every organization in its database, so on the shared PostgreSQL it
+ * would deliver other suites' events (and theirs would be taken from them). Fast retries
+ * (WEBHOOK_BACKOFF_BASE_MS) and a short timeout keep the suite quick; no assertion is on timing.
+ */
+describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
+  let tls: Tls;
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let t: TestApp;
+  let worker: WebhookWorker;
+  let key: PublishedKey;
+  const receivers: Receiver[] = [];
+
+  beforeAll(async () => {
+    tls = makeCertificate();
+    database = await ownDatabase(store, 'webhook_delivery');
+    t = await buildTestApp(store, {
+      ...database.env,
+      WEBHOOKS_PREVIEW: 'true',
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOKS_CA_FILE: tls.certFile,
+      WEBHOOK_WORKER_INTERVAL_MS: '50',
+      WEBHOOK_BACKOFF_BASE_MS: '100',
+      WEBHOOK_BACKOFF_MAX_MS: '300',
+      WEBHOOK_TIMEOUT_MS: '1500',
+    });
+    // `localhost` from a table, not the system resolver (common brief: no DNS in tests).
+    t.ctx.webhookLookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    worker = startWebhookWorker(t.ctx, t.app.log);
+    key = (await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).json();
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.stop();
+    await Promise.all(receivers.map((r) => r.close()));
+    await t?.close();
+    await database?.drop();
+    if (tls) rmSync(tls.dir, { recursive: true, force: true });
+  });
+
+  const receiver = async (
+    ...args: Parameters<typeof startReceiver> extends [Tls, ...infer R] ? R : never
+  ) => {
+    const r = await startReceiver(tls, ...args);
+    receivers.push(r);
+    return r;
+  };
+  const db = () => t.ctx.database.db;
+  const delivered = (eventId: string) =>
+    waitFor(
+      async () => {
+        const [d] = await deliveriesOf(db(), eventId);
+        return d?.state === 'DELIVERED' ? d : undefined;
+      },
+      30_000,
+      `delivery of ${eventId}`,
+    );
+
+  const disabled = (webhookId: string, what: string) =>
+    waitFor(
+      async () => {
+        const w = await webhookRow(db(), webhookId);
+        return w?.status === 'DEACTIVED' ? w : undefined;
+      },
+      30_000,
+      what,
+    );
+
+  it('POSTs the envelope, signed with the published key, verified by ours and an independent library', async () => {
+    const r = await receiver();
+    const { organizationId } = await createWebhook(db(), r.url);
+    const data = { id: 'cus_1', firstName: 'Amina', lastName: 'Otieno' };
+    const before = Math.floor(Date.now() / 1000);
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId, 'CUSTOMER.CREATED', data);
+    await delivered(eventId);
+
+    expect(r.received).toHaveLength(1);
+    const got = r.received[0]!;
+    expect(got.method).toBe('POST');
+    expect(got.path).toBe('/hooks');
+    const envelope = JSON.parse(got.body);
+    expect(Object.keys(envelope)).toEqual(['eventId', 'event', 'createdAt', 'data']);
+    expect(envelope).toEqual({ eventId, event: 'CUSTOMER.CREATED', createdAt: expect.any(Number), data });
+    expect(envelope.createdAt).toBeGreaterThanOrEqual(before - 1);
+    // The headers the issue lists.
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['content-digest']).toBe(computeContentDigest(got.body, 'sha-512'));
+    expect(got.headers['webhook-id']).toBe(eventId);
+    expect(Number(got.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(before - 1);
+    const input = got.headers['signature-input']!;
+    expect(input).toMatch(
+      new RegExp(
+        `^${WEBHOOK_SIGNATURE_LABEL}=\\("@method" "@target-uri" "content-type" "content-digest" "webhook-id" "webhook-timestamp"\\)`,
+      ),
+    );
+    expect(input).toContain(`keyid="${key.keyId}"`);
+    expect(input).toMatch(/;created=\d+/);
+    expect(input).toMatch(/;expires=\d+/);
+    expect(got.headers.signature).toMatch(new RegExp(`^${WEBHOOK_SIGNATURE_LABEL}=:[A-Za-z0-9+/=]+:$`));
+    expect(await verifyBoth(got, r.url, key)).toEqual({ ours: true, independent: true });
+    // A byte changed in the body: the digest no longer matches (the recipe must be able to fail).
+    const tampered = { ...got, body: got.body.replace('Amina', 'Amino') };
+    expect((await verifyBoth(tampered, r.url, key)).ours).toBe(false);
+    // Signed for this URL only.
+    expect((await verifyBoth(got, `${r.url}x`, key)).independent).toBe(false);
+
+    const attempts = await attemptsOf(db(), eventId);
+    expect(attempts).toEqual([
+      { httpStatus: 200, latencyMs: expect.any(Number), error: null, at: expect.any(String) },
+    ]);
+    const metrics = await t.ctx.metrics.registry.getSingleMetricAsString('webhook_delivery_attempts_total');
+    expect(metrics).toMatch(/outcome="success"} [1-9]/);
+  });
+
+  it('retries a receiver that fails (500), times out or redirects (302) until it succeeds, same eventId', async () => {
+    const script = (index: number) => {
+      if (index === 0) return { status: 500, body: 'boom\n'.repeat(2000) };
+      if (index === 1) return 'hang' as const;
+      if (index === 2) return { status: 302, headers: { location: '/elsewhere' } };
+      return { status: 204 };
+    };
+    const r = await receiver(script);
+    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId);
+    await delivered(eventId);
+
+    // Every request is the same event; the redirect was not followed (nothing asked for /elsewhere).
+    expect(r.received.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(r.envelopes().map((e) => e.eventId))).toEqual(new Set([eventId]));
+    expect(new Set(r.received.map((x) => x.headers['webhook-id']))).toEqual(new Set([eventId]));
+    expect(r.received.every((x) => x.path === '/hooks')).toBe(true);
+    // Each attempt signed afresh: every signature verifies (a stale one would fail the window later).
+    for (const x of r.received) expect((await verifyBoth(x, r.url, key)).ours).toBe(true);
+
+    const attempts = await attemptsOf(db(), eventId);
+    const errors = attempts.map((a) => a.error);
+    expect(errors.some((e) => e?.startsWith('HTTP 500: boom'))).toBe(true);
+    // The body is quoted short, never whole.
+    expect(Math.max(...errors.map((e) => e?.length ?? 0))).toBeLessThanOrEqual(300);
+    expect(errors.some((e) => e?.startsWith('timeout'))).toBe(true);
+    expect(errors).toContain('redirect (HTTP 302) not followed');
+    expect(attempts.at(-1)).toMatchObject({ httpStatus: 204, error: null });
+    expect(attempts.length).toBe((await deliveriesOf(db(), eventId))[0]!.attempts);
+    // The success ended the failing streak.
+    expect((await webhookRow(db(), webhookId))?.failingSince).toBeNull();
+  });
+
+  it('410 disables the webhook with the reason and gives up its pending deliveries', async () => {
+    const r = await receiver(() => ({ status: 410, body: 'gone' }));
+    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    const first = await emitEvent(db(), t.ctx.events, organizationId);
+    const row = await disabled(webhookId, 'the webhook to be disabled');
+    expect(row).toMatchObject({ disabledReason: REASON_GONE, disabledAt: expect.any(String) });
+    expect((await deliveriesOf(db(), first))[0]).toMatchObject({ state: 'FAILED' });
+    // Events after that: none is delivered to a DEACTIVED webhook (the outbox writes no delivery).
+    const later = await emitEvent(db(), t.ctx.events, organizationId);
+    await worker.settled();
+    await worker.settled();
+    expect(await deliveriesOf(db(), later)).toEqual([]);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('a pending delivery of a webhook disabled meanwhile is given up, not sent', async () => {
+    const r = await receiver(() => ({ status: 410 }));
+    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    // Two events before the worker sees either: both deliveries PENDING, one attempt disables.
+    await worker.stop();
+    const a = await emitEvent(db(), t.ctx.events, organizationId);
+    const b = await emitEvent(db(), t.ctx.events, organizationId);
+    worker = startWebhookWorker(t.ctx, t.app.log);
+    await waitFor(async () =>
+      (await webhookRow(db(), webhookId))?.status === 'DEACTIVED' ? true : undefined,
+    );
+    await worker.settled();
+    const states = [...(await deliveriesOf(db(), a)), ...(await deliveriesOf(db(), b))].map((d) => d.state);
+    expect(states).toEqual(['FAILED', 'FAILED']);
+    expect(r.received.length).toBeGreaterThanOrEqual(1);
+    expect(r.received.length).toBeLessThanOrEqual(2);
+  });
+
+  it('a webhook whose deliveries have failed for 5 days is disabled with the reason', async () => {
+    const r = await receiver(() => ({ status: 503 }));
+    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    await run(
+      db(),
+      sql`update webhooks set failing_since = now() - interval '5 days 1 minute' where id = ${webhookId}`,
+    );
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId);
+    const row = await disabled(webhookId, 'the 5-day rule');
+    expect(row.disabledReason).toBe(REASON_FAILING);
+    expect((await deliveriesOf(db(), eventId))[0]).toMatchObject({ state: 'FAILED', attempts: 1 });
+  });
+
+  it('4 days of failures do not disable it, and a success clears the streak', async () => {
+    let failing = true;
+    const r = await receiver(() => (failing ? { status: 500 } : { status: 200 }));
+    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    await run(
+      db(),
+      sql`update webhooks set failing_since = now() - interval '4 days' where id = ${webhookId}`,
+    );
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId);
+    await waitFor(async () => ((await attemptsOf(db(), eventId)).length >= 1 ? true : undefined));
+    expect((await webhookRow(db(), webhookId))?.status).toBe('ACTIVE');
+    failing = false;
+    await delivered(eventId);
+    expect(await webhookRow(db(), webhookId)).toMatchObject({ status: 'ACTIVE', failingSince: null });
+  });
+
+  it('sends to the webhook current URL at each attempt', async () => {
+    const old = await receiver(() => ({ status: 500 }));
+    const now = await receiver();
+    const { organizationId, webhookId } = await createWebhook(db(), old.url);
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId);
+    await waitFor(async () => (old.received.length >= 1 ? true : undefined));
+    await run(db(), sql`update webhooks set url = ${now.url} where id = ${webhookId}`);
+    await delivered(eventId);
+    expect(now.envelopes().map((e) => e.eventId)).toEqual([eventId]);
+    expect((await verifyBoth(now.received[0]!, now.url, key)).ours).toBe(true);
+  });
+
+  it("an organization's events reach only its own webhook", async () => {
+    const mine = await receiver();
+    const theirs = await receiver();
+    const a = await createWebhook(db(), mine.url);
+    const b = await createWebhook(db(), theirs.url, ['REQUEST']);
+    const ours = await emitEvent(db(), t.ctx.events, a.organizationId);
+    // B's webhook is not subscribed to CUSTOMER: no delivery at all.
+    const unsubscribed = await emitEvent(db(), t.ctx.events, b.organizationId, 'CUSTOMER.CREATED');
+    const theirsId = await emitEvent(db(), t.ctx.events, b.organizationId, 'REQUEST.CREATED', {
+      id: 'req_1',
+    });
+    await delivered(ours);
+    await delivered(theirsId);
+    expect(mine.envelopes().map((e) => e.eventId)).toEqual([ours]);
+    expect(theirs.envelopes().map((e) => e.eventId)).toEqual([theirsId]);
+    expect(await deliveriesOf(db(), unsubscribed)).toEqual([]);
+  });
+});
