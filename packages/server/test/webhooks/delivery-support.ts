@@ -72,6 +72,8 @@ export type Receiver = {
   url: string;
   port: number;
   received: Received[];
+  /** TCP connections accepted (a refused attempt must not even connect). */
+  connections: number;
   /** The envelopes received, parsed. */
   envelopes(): Array<{ eventId: string; event: string; createdAt: number; data: Record<string, unknown> }>;
   script: Script;
@@ -88,6 +90,7 @@ export async function startReceiver(tls: Tls, script: Script = OK, pathName = '/
     url: '',
     port: 0,
     received,
+    connections: 0,
     script,
     envelopes: () => received.map((r) => JSON.parse(r.body)),
     close: () =>
@@ -121,6 +124,9 @@ export async function startReceiver(tls: Tls, script: Script = OK, pathName = '/
       res.writeHead(answer.status, answer.headers ?? {});
       res.end(answer.body ?? '');
     });
+  });
+  server.on('connection', () => {
+    receiver.connections += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, resolve));
   receiver.port = (server.address() as AddressInfo).port;
