@@ -125,7 +125,14 @@ describe('partner-api purge (operator CLI, embedded store)', () => {
     const done = await runCli(['--json', 'purge'], { DATA_DIR: dataDir });
     expect(done.code, done.stderr).toBe(0);
     expect(JSON.parse(done.stdout)).toEqual({
-      deleted: { idempotencyKeys: 0, revokedTokens: 0, ussdSessions: 0 },
+      deleted: {
+        idempotencyKeys: 0,
+        revokedTokens: 0,
+        ussdSessions: 0,
+        webhookAttempts: 0,
+        webhookDeliveries: 0,
+        webhookEvents: 0,
+      },
     });
 
     const server = await startServer({ DATA_DIR: dataDir });
