@@ -1,6 +1,6 @@
-import { request } from 'node:https';
+import { type RequestOptions, request } from 'node:https';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { guardedLookup, isPublicAddress, type Lookup, RefusedAddressError } from './target.ts';
 
 /** The most of a receiver's response body read (and kept, trimmed, in the attempt's error). */
@@ -22,9 +22,14 @@ export type SenderOptions = {
   allowPrivate: boolean;
   lookup: Lookup;
   timeoutMs: number;
-  /** Extra CAs (WEBHOOKS_CA_FILE, tests only), trusted besides Node's roots. */
-  extraCa?: string;
+  /** Made once by senderContext: per attempt it would parse every root certificate again. */
+  secureContext: SecureContext;
 };
+
+/** The TLS context of every attempt: Node's roots, plus WEBHOOKS_CA_FILE's CAs (tests only). */
+export function senderContext(extraCa?: string): SecureContext {
+  return createSecureContext(extraCa ? { ca: [...rootCertificates, extraCa] } : {});
+}
 
 /**
  * One attempt: a POST over HTTPS to the webhook's URL, through `guardedLookup` so that the address
@@ -38,7 +43,6 @@ export function sendDelivery(
 ): Promise<SendOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
-  const ca = options.extraCa ? [...rootCertificates, options.extraCa] : undefined;
   return new Promise<SendOutcome>((resolve) => {
     let settled = false;
     const finish = (outcome: Omit<SendOutcome, 'latencyMs'>) => {
@@ -61,13 +65,16 @@ export function sendDelivery(
       resolve({ status: null, error: `refused: ${literal} is a non-public address`, latencyMs: 0 });
       return;
     }
-    const req = request(url, {
+    // `secureContext` reaches tls.connect (Node passes the request's options through); the https
+    // typings leave it out.
+    const requestOptions: RequestOptions & { secureContext: SecureContext } = {
       method: 'POST',
       agent: false,
       headers: { ...target.headers, 'content-length': String(Buffer.byteLength(target.body)) },
       lookup: guardedLookup({ allowPrivate: options.allowPrivate, lookup: options.lookup }),
-      ...(ca ? { ca } : {}),
-    });
+      secureContext: options.secureContext,
+    };
+    const req = request(url, requestOptions);
     const deadline = setTimeout(() => {
       finish({ status: null, error: `timeout: no answer within ${options.timeoutMs} ms` });
       req.destroy();

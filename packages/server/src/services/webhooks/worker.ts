@@ -4,6 +4,7 @@ import { webhookKeyId } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
 import { type DeliveryDeps, runDeliveriesOnce } from './delivery.ts';
 import { queueStats } from './delivery-store.ts';
+import { senderContext } from './sender.ts';
 import { systemLookup } from './target.ts';
 
 export type WebhookWorker = {
@@ -31,7 +32,9 @@ export function deliveryDeps(ctx: AppContext, log: Log): DeliveryDeps {
       allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
       lookup: ctx.webhookLookup ?? systemLookup,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      ...(config.WEBHOOKS_CA_FILE ? { extraCa: readFileSync(config.WEBHOOKS_CA_FILE, 'utf8') } : {}),
+      secureContext: senderContext(
+        config.WEBHOOKS_CA_FILE ? readFileSync(config.WEBHOOKS_CA_FILE, 'utf8') : undefined,
+      ),
     },
     signingKey: {
       keyId: webhookKeyId(config.APP_ENV, config.WEBHOOK_KEY_GENERATION),
