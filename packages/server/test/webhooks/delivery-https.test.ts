@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/db/query.ts';
 import { REASON_FAILING, REASON_GONE } from '../../src/services/webhooks/delivery.ts';
+import { queueStats } from '../../src/services/webhooks/delivery-store.ts';
 import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { ownDatabase } from '../support/database.ts';
@@ -260,5 +261,26 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     expect(mine.envelopes().map((e) => e.eventId)).toEqual([ours]);
     expect(theirs.envelopes().map((e) => e.eventId)).toEqual([theirsId]);
     expect(await deliveriesOf(db(), unsubscribed)).toEqual([]);
+  });
+
+  it('metrics: events emitted, attempts and deliveries by outcome, latency, queue gauges', async () => {
+    const r = await receiver(() => ({ status: 500 }));
+    const { organizationId } = await createWebhook(db(), r.url);
+    const eventId = await emitEvent(db(), t.ctx.events, organizationId, 'WEBHOOK.CREATED');
+    await waitFor(async () => ((await attemptsOf(db(), eventId)).length >= 1 ? true : undefined));
+    const stats = await queueStats(db(), new Date(Date.now() + 60_000));
+    expect(stats.depth).toBeGreaterThanOrEqual(1);
+    expect(stats.oldestSeconds).toBeGreaterThanOrEqual(60);
+    expect(stats.disabled).toBeGreaterThanOrEqual(2); // the 410 and the 5-day tests above
+    const text = await t.ctx.metrics.registry.metrics();
+    expect(text).toMatch(/webhook_events_emitted_total\{event="WEBHOOK.CREATED"\} [1-9]/);
+    expect(text).toMatch(/webhook_delivery_attempts_total\{outcome="http_error"\} [1-9]/);
+    expect(text).toMatch(/webhook_delivery_attempts_total\{outcome="timeout"\} [1-9]/);
+    expect(text).toMatch(/webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
+    expect(text).toMatch(/webhook_deliveries_total\{outcome="disabled"\} [1-9]/);
+    expect(text).toMatch(/webhook_attempt_seconds_count [1-9]/);
+    // The worker's first pass set the gauges.
+    expect(text).toMatch(/webhook_queue_depth \d+/);
+    expect(text).toMatch(/webhooks_disabled \d+/);
   });
 });

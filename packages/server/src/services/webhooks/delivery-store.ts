@@ -82,6 +82,36 @@ values (${randomUUID()}, ${delivery.id}, ${delivery.eventId}, ${attempt.at.toISO
   );
 }
 
+/**
+ * The common case in one statement (atomic without a transaction: one round trip, not five): the
+ * attempt recorded, the delivery DELIVERED if the lease is still ours, the failing streak ended.
+ * True when this worker settled it.
+ */
+export async function recordSuccess(
+  q: Queryable,
+  delivery: ClaimedDelivery,
+  attempt: AttemptRecord,
+  now: Date,
+): Promise<boolean> {
+  const row = await one<{ settled: number }>(
+    q,
+    sql`with attempt as (
+  insert into webhook_attempts (id, delivery_id, event_id, at, http_status, latency_ms, error)
+  values (${randomUUID()}, ${delivery.id}, ${delivery.eventId}, ${attempt.at.toISOString()}::timestamptz,
+    ${attempt.httpStatus}, ${attempt.latencyMs}, null)
+), settled as (
+  update webhook_deliveries set state = 'DELIVERED', delivered_at = ${now.toISOString()}::timestamptz,
+    locked_until = null, last_error = null
+  where id = ${delivery.id} and state = 'PENDING' and locked_until = ${delivery.lease}::timestamptz
+  returning id
+), streak as (
+  update webhooks set failing_since = null where id = ${delivery.webhookId} and failing_since is not null
+)
+select count(*)::int as settled from settled`,
+  );
+  return (row?.settled ?? 0) === 1;
+}
+
 /** The delivery's next state after an attempt; applied only while this worker holds the lease. */
 export type DeliveryChange =
   | { state: 'DELIVERED'; at: Date }
@@ -121,14 +151,6 @@ export async function settleDelivery(
         )) === 1
       );
   }
-}
-
-/** A success ends the webhook's failing streak. */
-export async function clearFailing(q: Queryable, webhookId: string): Promise<void> {
-  await run(
-    q,
-    sql`update webhooks set failing_since = null where id = ${webhookId} and failing_since is not null`,
-  );
 }
 
 /**

@@ -5,11 +5,11 @@ import type { Metrics } from '../../plugins/metrics.ts';
 import {
   type ClaimedDelivery,
   claimDueDeliveries,
-  clearFailing,
   type DeliveryChange,
   disableWebhook,
   markFailing,
   recordAttempt,
+  recordSuccess,
   settleDelivery,
 } from './delivery-store.ts';
 import {
@@ -92,18 +92,14 @@ export async function deliverClaimed(deps: DeliveryDeps, delivery: ClaimedDelive
   deps.metrics.webhookAttempts.inc({ outcome });
   deps.metrics.webhookLatency.observe(sent.latencyMs / 1000);
   const now = deps.clock();
+  const attempt = { at, httpStatus: sent.status, latencyMs: sent.latencyMs, error: sent.error };
+  if (outcome === 'success') {
+    if (await recordSuccess(deps.db, delivery, attempt, now))
+      deps.metrics.webhookDeliveries.inc({ outcome: 'delivered' });
+    return;
+  }
   const ended = await deps.db.transaction(async (tx) => {
-    await recordAttempt(tx, delivery, {
-      at,
-      httpStatus: sent.status,
-      latencyMs: sent.latencyMs,
-      error: sent.error,
-    });
-    if (outcome === 'success') {
-      const ok = await settleDelivery(tx, delivery, { state: 'DELIVERED', at: now });
-      await clearFailing(tx, delivery.webhookId);
-      return ok ? 'delivered' : undefined;
-    }
+    await recordAttempt(tx, delivery, attempt);
     const error = sent.error ?? 'failed';
     if (sent.status === 410) {
       await settleDelivery(tx, delivery, { state: 'FAILED', lastError: error });
