@@ -11,6 +11,7 @@ import {
   ErrorMessage,
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { run } from '../db/query.ts';
 import { AppError } from '../lib/errors.ts';
 import { respondCreated, respondInTransaction } from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
@@ -34,10 +35,18 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
     '/customers',
     { schema: { body: customerCreateSchema }, preHandler: idempotency },
     (request, reply) => {
-      // The row and the stored answer in one statement (plugins/idempotency.ts).
-      const { customer, insert } = newCustomer(organizationOf(request), request.body);
+      const organizationId = organizationOf(request);
+      const { customer, insert } = newCustomer(organizationId, request.body);
       const body = { message: CustomerMessage.created, data: customer };
-      return respondCreated(ctx, request, reply, { status: 201, body, write: insert });
+      // The row and the stored answer in one statement (plugins/idempotency.ts).
+      if (!ctx.events.enabled)
+        return respondCreated(ctx, request, reply, { status: 201, body, write: insert });
+      // WEBHOOKS_PREVIEW: the row and its CUSTOMER.CREATED commit together (one statement more).
+      return respondInTransaction(ctx, request, reply, async (tx) => {
+        await run(tx, insert);
+        await ctx.events.emit(tx, { organizationId, event: 'CUSTOMER.CREATED', data: customer });
+        return { status: 201, body };
+      });
     },
   );
 
@@ -63,6 +72,7 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
           organizationId: organizationOf(request),
           id: request.params.id,
           input: request.body,
+          events: ctx.events,
         });
         // Thrown inside the transaction: the 404 is stored with the key and replayed as 404.
         if (!data) throw customerNotFound();

@@ -13,7 +13,7 @@ type Deps = { ctx: AppContext; codec: TokenCodec };
 /** POST /oauth/token: unauthenticated and unsigned; its own rate limit runs at onRequest. */
 export async function tokenRoute(app: FastifyInstance, { ctx, codec }: Deps) {
   app.post('/oauth/token', { schema: { body: tokenRequestSchema } }, async (request) =>
-    issueToken({ db: ctx.database.db, codec, input: request.body as TokenRequest }),
+    issueToken({ db: ctx.database.db, codec, input: request.body as TokenRequest, events: ctx.events }),
   );
 }
 
@@ -29,10 +29,17 @@ export async function oauthRoutes(app: FastifyInstance, { ctx }: Deps) {
   });
 
   app.post('/oauth/revoke', { config: { revoke: true } }, async (request) => {
-    const { tokenId, tokenExpiresAt } = request.auth!;
+    const { tokenId, tokenExpiresAt, organizationId, clientId } = request.auth!;
     await invalidateCallers(
       ctx,
-      () => revokeToken({ db: ctx.database.db, jti: tokenId, expiresAt: tokenExpiresAt }),
+      () =>
+        revokeToken({
+          db: ctx.database.db,
+          jti: tokenId,
+          expiresAt: tokenExpiresAt,
+          events: ctx.events,
+          owner: { organizationId, clientId },
+        }),
       request.log,
     );
     return { message: 'Token revoked successfully' };

@@ -43,7 +43,7 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
     { schema: { body: providerCallbackSchema }, preValidation: verifySignature },
     async (request) => {
       const input = request.body as ProviderResult;
-      const result = await ctx.database.db.transaction((tx) => applyProviderResult(tx, input, ctx.registry));
+      const result = await ctx.database.db.transaction((tx) => applyProviderResult(tx, input, ctx));
       ctx.metrics.paymentCallbacks.inc({ outcome: result.outcome });
       switch (result.outcome) {
         case 'unknown':

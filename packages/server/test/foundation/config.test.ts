@@ -154,6 +154,18 @@ describe('loadConfig', () => {
     expect(config.APP_ENV).toBe('production');
     expect(config.PUBLIC_BASE_URL).toBe('https://api.example.com');
   });
+
+  it('refuses the webhook rehearsal settings in production, and takes them in the sandbox', () => {
+    const rehearsal = { WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOKS_CA_FILE: '/tmp/ca.pem' };
+    expect(problemsOf({ APP_ENV: 'production', ...PRODUCTION_SECRETS, ...rehearsal }).sort()).toEqual([
+      'WEBHOOKS_ALLOW_PRIVATE_TARGETS: not allowed when APP_ENV=production',
+      'WEBHOOKS_CA_FILE: not allowed when APP_ENV=production',
+    ]);
+    const sandbox = loadConfig({ ...rehearsal, WEBHOOKS_PREVIEW: 'true' });
+    expect([sandbox.WEBHOOKS_PREVIEW, sandbox.WEBHOOKS_ALLOW_PRIVATE_TARGETS]).toEqual([true, true]);
+    expect(loadConfig({}).WEBHOOKS_PREVIEW).toBe(false);
+    expect(problemsOf({ WEBHOOKS_PREVIEW: 'yes' })).toEqual(['WEBHOOKS_PREVIEW: must be true or false']);
+  });
 });
 
 describe('a bad variable stops a real `partner-api serve`', () => {

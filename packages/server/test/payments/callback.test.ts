@@ -120,7 +120,7 @@ describe.each(STORES)('POST /v1/webhooks/callback on %s', (store) => {
   it('money collected for an order cancelled meanwhile is refunded, once', async () => {
     const { partner, customerId, orderId, transactionId } = await pendingBuy('750.00');
     await t.ctx.database.db.transaction((tx) =>
-      cancelOrder(tx, { organizationId: partner.organizationId, customerId, orderId }, t.ctx.registry),
+      cancelOrder(tx, { organizationId: partner.organizationId, customerId, orderId }, t.ctx),
     );
     expect(await transactionRow(transactionId)).toMatchObject({ status: 'CANCELLED', settledAt: null });
     const late = await sendCallback(t, { transactionId, status: 'SUCCESS', providerReference: 'LATE1' });

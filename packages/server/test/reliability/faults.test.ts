@@ -615,7 +615,7 @@ describe.each(STORES)('payment callbacks out of order, on %s', (store) => {
     for (const { customerId, orderId } of [failed, paid]) {
       const order = (await db().select().from(orders).where(eq(orders.id, orderId)))[0]!;
       await db().transaction((tx) =>
-        cancelOrder(tx, { organizationId: order.organizationId, customerId, orderId }, t.ctx.registry),
+        cancelOrder(tx, { organizationId: order.organizationId, customerId, orderId }, t.ctx),
       );
     }
     faults += 2;

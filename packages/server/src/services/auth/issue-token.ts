@@ -6,10 +6,11 @@ import {
   type TokenResponse,
 } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { dateOf, one, run } from '../../db/query.ts';
 import { unauthorized } from '../../lib/errors.ts';
 import { hashSecret, verifySecret } from '../../lib/passwords.ts';
+import type { EventOutbox } from '../webhooks/outbox.ts';
 import type { TokenCodec } from './tokens.ts';
 
 const UNKNOWN_CLIENT_HASH = await hashSecret('not-a-client-secret');
@@ -19,10 +20,12 @@ export async function issueToken({
   db,
   codec,
   input,
+  events,
 }: {
-  db: Queryable;
+  db: Db;
   codec: TokenCodec;
   input: TokenRequest;
+  events: EventOutbox;
 }): Promise<TokenResponse> {
   const row = await one<{
     credentialId: string;
@@ -54,7 +57,20 @@ export async function issueToken({
     organizationId: row.organizationId,
     clientId: row.clientId,
   });
-  await run(db, sql`update credentials set last_used_at = now() where id = ${row.credentialId}`);
+  const touch = sql`update credentials set last_used_at = now() where id = ${row.credentialId}`;
+  const scope: TokenResponse['scope'] = ['READ', 'WRITE'];
+  if (!events.enabled) await run(db, touch);
+  else {
+    // WEBHOOKS_PREVIEW: AUTH.CREATED commits with the issue. Never the token itself: its id (jti).
+    await db.transaction(async (tx) => {
+      await run(tx, touch);
+      await events.emit(tx, {
+        organizationId: row.organizationId,
+        event: 'AUTH.CREATED',
+        data: { clientId: row.clientId, tokenId: claims.jti, scope, expiresAt: claims.exp },
+      });
+    });
+  }
   return {
     message: 'Authentication successful',
     tokenId: claims.jti,
@@ -62,7 +78,7 @@ export async function issueToken({
     expiresIn: TOKEN_TTL_SECONDS,
     maxTTL: TOKEN_MAX_TTL_SECONDS,
     tokenType: 'Bearer',
-    scope: ['READ', 'WRITE'],
+    scope,
     trustedIps: row.trustedIps,
     organization: { id: row.organizationId, name: row.organizationName, clientId: row.clientId },
     createdAt: claims.iat,

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.ts';
+import type { Db, Queryable } from '../../db/client.ts';
 import { dateOf, one, run } from '../../db/query.ts';
+import type { EventOutbox } from '../webhooks/outbox.ts';
 
 type Row = {
   credentialId: string;
@@ -52,10 +53,37 @@ export async function touchCredential({ db, credentialId }: { db: Queryable; cre
   );
 }
 
-export async function revokeToken({ db, jti, expiresAt }: { db: Queryable; jti: string; expiresAt: Date }) {
-  await run(
-    db,
-    sql`insert into revoked_tokens (jti, expires_at) values (${jti}, ${expiresAt.toISOString()}::timestamptz)
-  on conflict do nothing`,
-  );
+/**
+ * Blacklists a token. With WEBHOOKS_PREVIEW its AUTH.DELETED commits with the revocation, once:
+ * a second revocation of the same token (a race) inserts nothing and emits nothing.
+ */
+export async function revokeToken({
+  db,
+  jti,
+  expiresAt,
+  events,
+  owner,
+}: {
+  db: Db;
+  jti: string;
+  expiresAt: Date;
+  events: EventOutbox;
+  owner: { organizationId: string; clientId: string };
+}) {
+  const insert = sql`insert into revoked_tokens (jti, expires_at) values (${jti}, ${expiresAt.toISOString()}::timestamptz)
+  on conflict do nothing`;
+  if (!events.enabled) return void (await run(db, insert));
+  await db.transaction(async (tx) => {
+    if ((await run(tx, insert)) === 0) return;
+    await events.emit(tx, {
+      organizationId: owner.organizationId,
+      event: 'AUTH.DELETED',
+      data: {
+        clientId: owner.clientId,
+        tokenId: jti,
+        expiresAt: Math.floor(expiresAt.getTime() / 1000),
+        revokedAt: Math.floor(Date.now() / 1000),
+      },
+    });
+  });
 }

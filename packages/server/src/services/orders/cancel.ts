@@ -1,9 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { run } from '../../db/query.ts';
+import { rows } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
-import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
+import { emitTransactionEvent } from '../payments/transaction-events.ts';
+import { type SelectedTransaction, TRANSACTION_COLUMNS } from '../payments/transaction-row.ts';
+import type { OrderDeps } from './deps.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
 import { refund } from './refund.ts';
 
@@ -18,7 +20,7 @@ export class OrderNotCancellableError extends Error {}
 export async function cancelOrder(
   tx: Tx,
   input: { organizationId: string; customerId: string; orderId: string },
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<{ payments: TransactionRef[] }> {
   const order = await lockOrder(tx, input.orderId);
   if (!order || order.organizationId !== input.organizationId || order.customerId !== input.customerId) {
@@ -27,14 +29,16 @@ export async function cancelOrder(
   if (order.status !== 'PENDING_PAYMENT' && order.status !== 'PAID') {
     throw new OrderNotCancellableError(`order ${order.id} is ${order.status}`);
   }
-  await setOrderStatus(tx, order.id, 'CANCELLED');
+  await setOrderStatus(tx, deps.events, order.id, 'CANCELLED');
   if (order.status === 'PENDING_PAYMENT') {
-    await run(
+    const cancelled = await rows<SelectedTransaction>(
       tx,
-      sql`update transactions set status = 'CANCELLED', updated_at = ${new Date().toISOString()}::timestamptz
-  where order_id = ${order.id} and type = 'INCOMING' and status = 'PENDING'`,
+      sql`update transactions t set status = 'CANCELLED', updated_at = ${new Date().toISOString()}::timestamptz
+  where t.order_id = ${order.id} and t.type = 'INCOMING' and t.status = 'PENDING'
+  returning ${TRANSACTION_COLUMNS}`,
     );
+    for (const row of cancelled) await emitTransactionEvent(tx, deps.events, 'TRANSACTION.UPDATED', row);
     return { payments: [] };
   }
-  return { payments: [await refund(tx, order, money(order.amount, order.currency), registry)] };
+  return { payments: [await refund(tx, order, money(order.amount, order.currency), deps)] };
 }

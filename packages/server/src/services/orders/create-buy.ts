@@ -4,8 +4,10 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { parseDecimal, plain } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
-import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
+import type { OrderDeps } from './deps.ts';
+import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
+import { emitOrderEvent } from './order-events.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
 
@@ -25,25 +27,26 @@ export async function createBuyOrder(
     /** Whole amount in the stock's currency, e.g. '1000'. */
     amount: string;
   },
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
   const whole = parseDecimal(input.amount, 'buy amount', 0);
   const orderId = createId();
-  const order = await one<{ currency: string }>(
+  const order = await one<SelectedOrder>(
     tx,
-    sql`insert into orders
+    sql`insert into orders as o
   (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
   select ${orderId}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
   ${plain(whole)}::numeric, s.currency, s.price
   from stocks s where s.id = ${input.stockId} and s.is_active
-  returning currency`,
+  returning ${ORDER_COLUMNS}`,
   );
   if (!order) throw new Error(`buy order: stock ${input.stockId} is not listed`);
+  await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const payment = await createTransaction({
     tx,
-    registry,
+    deps,
     input: {
       organizationId: input.organizationId,
       orderId,

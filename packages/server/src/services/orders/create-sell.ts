@@ -1,11 +1,13 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { one, run } from '../../db/query.ts';
+import { one } from '../../db/query.ts';
 import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
-import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { PlacedOrder } from './create-buy.ts';
+import type { OrderDeps } from './deps.ts';
+import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
+import { emitOrderEvent } from './order-events.ts';
 
 /**
  * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
@@ -23,7 +25,7 @@ export async function createSellOrder(
     /** Whole units, e.g. '3'. */
     quantity: string;
   },
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('sell order: the customer has no number to pay out to');
@@ -46,15 +48,18 @@ export async function createSellOrder(
     parseDecimal(stock.price, 'price'),
     stock.currency,
   );
-  await run(
+  const order = await one<SelectedOrder>(
     tx,
-    sql`insert into orders (id, organization_id, customer_id, stock_id, side, status, amount, currency, quantity, price)
+    sql`insert into orders as o (id, organization_id, customer_id, stock_id, side, status, amount, currency, quantity, price)
   values (${orderId}, ${input.organizationId}, ${input.customerId}, ${stock.id}, 'SELL', 'EXECUTED',
-  ${amountString(payout)}::numeric, ${payout.currency}, ${quantity}::numeric, ${stock.price}::numeric)`,
+  ${amountString(payout)}::numeric, ${payout.currency}, ${quantity}::numeric, ${stock.price}::numeric)
+  returning ${ORDER_COLUMNS}`,
   );
+  if (!order) throw new Error('sell order: the insert returned no row');
+  await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
     tx,
-    registry,
+    deps,
     input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },
   });
   return { orderId, payments: [disbursement] };

@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { one, run } from '../../db/query.ts';
+import { one } from '../../db/query.ts';
 import { money, parseDecimal, plain, unitsFor } from '../../lib/money.ts';
-import type { OrderRow } from './lock-order.ts';
+import type { EventOutbox } from '../webhooks/outbox.ts';
+import { ORDER_COLUMNS, type OrderRow, type SelectedOrder } from './lock-order.ts';
+import { emitOrderEvent } from './order-events.ts';
 
 /**
  * Executes a PAID buy order (locked by the caller) at the stock's current price: the units go into
@@ -13,7 +15,7 @@ import type { OrderRow } from './lock-order.ts';
  * come from the money module (`unitsFor`: rounded down, never more than was paid for), and one
  * statement upserts the holding and updates the order.
  */
-export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> {
+export async function executePaidBuy(tx: Tx, events: EventOutbox, order: OrderRow): Promise<boolean> {
   const stock = await one<{ price: string }>(
     tx,
     sql`select price::text as price from stocks where id = ${order.stockId} and is_active for share`,
@@ -21,7 +23,7 @@ export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> 
   if (!stock) return false;
   const units = plain(unitsFor(money(order.amount, order.currency), parseDecimal(stock.price, 'price')));
   const now = new Date().toISOString();
-  await run(
+  const executed = await one<SelectedOrder>(
     tx,
     sql`with held as (
   insert into holdings (organization_id, customer_id, stock_id, units)
@@ -29,9 +31,11 @@ export async function executePaidBuy(tx: Tx, order: OrderRow): Promise<boolean> 
   on conflict (customer_id, stock_id)
   do update set units = holdings.units + excluded.units, updated_at = ${now}::timestamptz
 )
-update orders set status = 'EXECUTED', quantity = ${units}::numeric, price = ${stock.price}::numeric,
+update orders o set status = 'EXECUTED', quantity = ${units}::numeric, price = ${stock.price}::numeric,
   updated_at = ${now}::timestamptz
-where id = ${order.id}`,
+where o.id = ${order.id}
+returning ${ORDER_COLUMNS}`,
   );
+  if (executed) await emitOrderEvent(tx, events, 'REQUEST.UPDATED', executed);
   return true;
 }

@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
-import { dateOf, one, run } from '../../db/query.ts';
+import { dateOf, one } from '../../db/query.ts';
 import type { orders } from '../../db/schema.ts';
+import type { EventOutbox } from '../webhooks/outbox.ts';
+import { emitOrderEvent } from './order-events.ts';
 
 export type OrderRow = typeof orders.$inferSelect;
 
@@ -35,9 +37,17 @@ export async function lockOrder(tx: Tx, orderId: string): Promise<OrderRow | und
   return row && toOrderRow(row);
 }
 
-export async function setOrderStatus(tx: Tx, orderId: string, status: OrderRow['status']): Promise<void> {
-  await run(
+/** Every status change of an order goes through here: the change and its REQUEST.UPDATED. */
+export async function setOrderStatus(
+  tx: Tx,
+  events: EventOutbox,
+  orderId: string,
+  status: OrderRow['status'],
+): Promise<void> {
+  const row = await one<SelectedOrder>(
     tx,
-    sql`update orders set status = ${status}, updated_at = ${new Date().toISOString()}::timestamptz where id = ${orderId}`,
+    sql`update orders o set status = ${status}, updated_at = ${new Date().toISOString()}::timestamptz
+  where o.id = ${orderId} returning ${ORDER_COLUMNS}`,
   );
+  if (row) await emitOrderEvent(tx, events, 'REQUEST.UPDATED', row);
 }

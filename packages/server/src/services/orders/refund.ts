@@ -3,8 +3,8 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import type { Money } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
-import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { TransactionRef } from '../payments/provider.ts';
+import type { OrderDeps } from './deps.ts';
 import type { OrderRow } from './lock-order.ts';
 
 /** A PENDING refund disbursement (OUTGOING) of `amount`, to the number that paid the order. */
@@ -12,7 +12,7 @@ export async function refund(
   tx: Tx,
   order: OrderRow,
   amount: Money,
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<TransactionRef> {
   const collection = await one<{ msisdn: string }>(
     tx,
@@ -29,7 +29,7 @@ export async function refund(
   if (!msisdn) throw new Error(`order ${order.id}: no number to refund to`);
   return createTransaction({
     tx,
-    registry,
+    deps,
     input: {
       organizationId: order.organizationId,
       orderId: order.id,

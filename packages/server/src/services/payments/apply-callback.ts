@@ -2,11 +2,12 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 import { money } from '../../lib/money.ts';
+import type { OrderDeps } from '../orders/deps.ts';
 import { executePaidBuy } from '../orders/execute-buy.ts';
 import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
 import { refund } from '../orders/refund.ts';
-import type { AdapterRegistry } from './pipeline/adapter.ts';
 import type { TransactionRef } from './provider.ts';
+import { emitTransactionEvent } from './transaction-events.ts';
 import {
   type SelectedTransaction,
   TRANSACTION_COLUMNS,
@@ -36,7 +37,7 @@ export type CallbackOutcome =
 export async function applyProviderResult(
   tx: Tx,
   input: ProviderResult,
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<CallbackOutcome> {
   const peek = await one<{ orderId: string }>(
     tx,
@@ -52,10 +53,10 @@ export async function applyProviderResult(
   const current = toTransactionRow(locked);
 
   if (current.status !== 'PENDING') {
-    if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input, registry);
+    if (isLateCollection(current, input)) return refundLateCollection(tx, order, current, input, deps);
     return { outcome: 'duplicate', transaction: current };
   }
-  const settled = await settle(tx, current.id, {
+  const settled = await settle(tx, deps, current.id, {
     status: input.status,
     providerReference: input.providerReference,
     failureReason:
@@ -66,13 +67,13 @@ export async function applyProviderResult(
   const disbursements: TransactionRef[] = [];
   if (settled.type === 'INCOMING') {
     if (input.status !== 'SUCCESS') {
-      if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, order.id, 'FAILED');
+      if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, deps.events, order.id, 'FAILED');
     } else if (order.status === 'PENDING_PAYMENT') {
-      await setOrderStatus(tx, order.id, 'PAID');
-      await executePaidBuy(tx, order);
+      await setOrderStatus(tx, deps.events, order.id, 'PAID');
+      await executePaidBuy(tx, deps.events, order);
     } else {
       // Paid for an order that can no longer use the money (cancelled, failed): give it back.
-      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency), registry));
+      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency), deps));
     }
   }
   // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
@@ -95,11 +96,11 @@ async function refundLateCollection(
   order: OrderRow,
   current: TransactionRow,
   input: ProviderResult,
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<CallbackOutcome> {
   // The status stays CANCELLED (final); settledAt marks the collection as received, so a repeat
   // of this callback is a duplicate and refunds nothing twice.
-  const settled = await settle(tx, current.id, {
+  const settled = await settle(tx, deps, current.id, {
     status: 'CANCELLED',
     providerReference: input.providerReference,
     failureReason: 'paid after the order was cancelled; refunded',
@@ -107,12 +108,14 @@ async function refundLateCollection(
   return {
     outcome: 'applied',
     transaction: settled,
-    disbursements: [await refund(tx, order, money(current.amount, current.currency), registry)],
+    disbursements: [await refund(tx, order, money(current.amount, current.currency), deps)],
   };
 }
 
+/** Every settlement of a transaction goes through here: the change and its TRANSACTION.UPDATED. */
 async function settle(
   tx: Tx,
+  deps: OrderDeps,
   id: string,
   fields: Pick<TransactionRow, 'status' | 'providerReference' | 'failureReason'>,
 ): Promise<TransactionRow> {
@@ -124,6 +127,7 @@ async function settle(
   where t.id = ${id} returning ${TRANSACTION_COLUMNS}`,
   );
   if (!row) throw new Error(`transaction ${id} vanished while locked`);
+  await emitTransactionEvent(tx, deps.events, 'TRANSACTION.UPDATED', row);
   // Settled, by whichever path (pipeline, signed callback, operator): its provider request is done.
   await run(
     tx,

@@ -3,9 +3,11 @@ import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 import { amountString, type Money } from '../../lib/money.ts';
+import type { OrderDeps } from '../orders/deps.ts';
 import { routeForMsisdn } from './mobile-network.ts';
-import type { AdapterRegistry } from './pipeline/adapter.ts';
 import type { TransactionRef } from './provider.ts';
+import { emitTransactionEvent } from './transaction-events.ts';
+import { type SelectedTransaction, TRANSACTION_COLUMNS } from './transaction-row.ts';
 
 /** A move reached a network no adapter serves: the confirm screen should have refused it. */
 export class NoPaymentAdapterError extends Error {
@@ -16,11 +18,12 @@ export class NoPaymentAdapterError extends Error {
  * A PENDING collection (INCOMING) or disbursement (OUTGOING) of an order, on the customer's
  * network, and its provider request (QUEUED) in the same database transaction: the request is
  * durable exactly when the order is (docs/payments.md, Pipeline). A worker sends it after commit.
+ * Its TRANSACTION.CREATED is written in that transaction too.
  */
 export async function createTransaction({
   tx,
   input,
-  registry,
+  deps,
 }: {
   tx: Queryable;
   input: {
@@ -30,29 +33,31 @@ export async function createTransaction({
     amount: Money;
     msisdn: string;
   };
-  registry: AdapterRegistry;
+  deps: OrderDeps;
 }): Promise<TransactionRef> {
   const route = routeForMsisdn(input.msisdn);
-  const adapter = route && registry(route.network, route.country);
+  const adapter = route && deps.registry(route.network, route.country);
   if (!route || !adapter) throw new NoPaymentAdapterError('no payment adapter serves this number');
   if (adapter.currency && adapter.currency !== input.amount.currency)
     throw new NoPaymentAdapterError(
       `${adapter.name} moves ${adapter.currency} only, not ${input.amount.currency}`,
     );
   const network = route.network;
-  const row = await one<TransactionRef>(
+  const row = await one<SelectedTransaction>(
     tx,
-    sql`insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
+    sql`insert into transactions as t (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
   values (${createId()}, ${input.organizationId}, ${input.orderId}, ${input.type}, ${amountString(input.amount)}::numeric,
   ${input.amount.currency}, 'PENDING', ${network}, ${input.msisdn})
-  returning id, type, amount::text as amount, currency, msisdn, provider`,
+  returning ${TRANSACTION_COLUMNS}`,
   );
   if (!row) throw new Error('transaction insert returned no row');
+  await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', row);
   await run(
     tx,
     sql`insert into provider_requests (id, transaction_id, organization_id, adapter, operation, state)
   values (${createId()}, ${row.id}, ${input.organizationId}, ${adapter.name},
   ${input.type === 'INCOMING' ? 'COLLECT' : 'DISBURSE'}, 'QUEUED')`,
   );
-  return row;
+  const { id, type, amount, currency, msisdn, provider } = row;
+  return { id, type, amount, currency, msisdn, provider };
 }

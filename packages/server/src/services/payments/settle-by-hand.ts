@@ -26,7 +26,7 @@ export async function settleByHand({
         providerReference: `MANUAL-${randomBytes(5).toString('hex').toUpperCase()}`,
         reason: input.status === 'FAILED' ? (input.reason ?? 'failed by the operator') : undefined,
       },
-      ctx.registry,
+      ctx,
     ),
   );
   switch (result.outcome) {

@@ -2,7 +2,7 @@ import type { Tx } from '../../db/client.ts';
 import { cancelOrder } from '../orders/cancel.ts';
 import { createBuyOrder } from '../orders/create-buy.ts';
 import { createSellOrder } from '../orders/create-sell.ts';
-import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
+import type { OrderDeps } from '../orders/deps.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import type { UssdEffect } from './types.ts';
 
@@ -21,11 +21,11 @@ export async function applyEffects(
   tx: Tx,
   owner: Owner,
   effects: UssdEffect[],
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<EffectsResult> {
   const result: EffectsResult = { payments: [] };
   for (const effect of effects) {
-    const done = await applyEffect(tx, owner, effect, registry);
+    const done = await applyEffect(tx, owner, effect, deps);
     if (done.orderId) result.orderId = done.orderId;
     result.payments.push(...done.payments);
   }
@@ -36,15 +36,15 @@ async function applyEffect(
   tx: Tx,
   owner: Owner,
   effect: UssdEffect,
-  registry: AdapterRegistry,
+  deps: OrderDeps,
 ): Promise<EffectsResult> {
   switch (effect.type) {
     case 'CREATE_BUY_ORDER':
-      return createBuyOrder(tx, { ...owner, stockId: effect.stockId, amount: effect.amount }, registry);
+      return createBuyOrder(tx, { ...owner, stockId: effect.stockId, amount: effect.amount }, deps);
     case 'CREATE_SELL_ORDER':
-      return createSellOrder(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity }, registry);
+      return createSellOrder(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity }, deps);
     case 'CANCEL_ORDER':
-      return cancelOrder(tx, { ...owner, orderId: effect.orderId }, registry);
+      return cancelOrder(tx, { ...owner, orderId: effect.orderId }, deps);
   }
   const unknown: never = effect;
   throw new Error(`Unknown USSD effect: ${JSON.stringify(unknown)}`);

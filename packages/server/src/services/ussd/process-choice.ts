@@ -56,12 +56,7 @@ export async function processUssdChoice({
       if (!customer) throw new Error(`session ${sessionId}: customer ${session.customerId} is gone`);
       const context = session.context as unknown as UssdContext;
       const moved = move({ state, context, choice: input.choice, data });
-      const effects = await applyEffects(
-        tx,
-        { ...owner, msisdn: customer.msisdn },
-        moved.effects,
-        ctx.registry,
-      );
+      const effects = await applyEffects(tx, { ...owner, msisdn: customer.msisdn }, moved.effects, ctx);
       await ctx.faultInjector?.('ussd.process.effects');
       const screen = effects.orderId
         ? completeSubmission(moved.state, moved.context, effects.orderId)

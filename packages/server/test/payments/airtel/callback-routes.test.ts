@@ -267,7 +267,7 @@ describe.each(STORES)(
         createSellOrder(
           tx,
           { organizationId: partner.organizationId, customerId, msisdn, stockId, quantity: units },
-          t.ctx.registry,
+          t.ctx,
         ),
       );
       const transactionId = placed.payments[0]!.id;

@@ -145,7 +145,7 @@ describe('MTN on the real pipeline: buy collections end to end', () => {
     const ref = await db.transaction((tx) =>
       createTransaction({
         tx,
-        registry: t.ctx.registry,
+        deps: t.ctx,
         input: { ...order!, type: 'OUTGOING', amount: money('400.00', 'KES'), msisdn },
       }),
     );

@@ -65,6 +65,7 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
       log: silent,
       metrics: t.ctx.metrics,
       registry: () => adapter,
+      events: t.ctx.events,
       clock: () => new Date(Date.now() + offset),
       settings: {
         ...t.ctx.config,
@@ -93,7 +94,7 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
       createBuyOrder(
         tx,
         { organizationId: partner.organizationId, customerId, msisdn: '254712000015', stockId, amount },
-        registry,
+        { registry, events: t.ctx.events },
       ),
     );
     const transactionId = placed.payments[0]!.id;
@@ -109,7 +110,7 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     const ref = await t.ctx.database.db.transaction((tx) =>
       createTransaction({
         tx,
-        registry,
+        deps: { registry, events: t.ctx.events },
         input: {
           organizationId: partner.organizationId,
           orderId: placed.orderId,
@@ -161,7 +162,7 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
             stockId,
             amount: '1000',
           },
-          p.deps.registry,
+          p.deps,
         );
         orderId = placed.orderId;
         throw new Error('the move fails after the order');

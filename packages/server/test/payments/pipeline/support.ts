@@ -15,7 +15,7 @@ export async function placeQueuedBuy(t: TestApp, msisdn: string, amount: string)
     createBuyOrder(
       tx,
       { organizationId: partner.organizationId, customerId, msisdn, stockId, amount },
-      t.ctx.registry,
+      t.ctx,
     ),
   );
   return placed.payments[0]!.id;

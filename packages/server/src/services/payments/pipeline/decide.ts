@@ -32,7 +32,7 @@ export async function applyFinal(
       providerReference: final.receipt ?? request.providerIds.reference ?? request.id,
       reason: final.reason,
     },
-    deps.registry,
+    deps,
   );
   // Settling marks the request DONE; a transaction already final (settled by hand or by a signed
   // callback) closes it too.

@@ -18,6 +18,7 @@ export function pipelineDeps(ctx: AppContext, log: Log): Omit<PipelineDeps, 'bre
     log,
     metrics: ctx.metrics,
     registry: ctx.registry,
+    events: ctx.events,
     clock: () => new Date(),
     settings: ctx.config,
   };

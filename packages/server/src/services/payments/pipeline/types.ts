@@ -1,6 +1,7 @@
 import type { Config } from '../../../config.ts';
 import type { Db } from '../../../db/client.ts';
 import type { Metrics } from '../../../plugins/metrics.ts';
+import type { EventOutbox } from '../../webhooks/outbox.ts';
 import type { Log } from '../provider.ts';
 import type { AdapterRegistry } from './adapter.ts';
 
@@ -18,12 +19,14 @@ export type PipelineSettings = Pick<
   | 'PAYMENT_BREAKER_COOLDOWN_MS'
 >;
 
-/** What the pipeline needs: the store, a logger, the metrics, the adapters, the time. */
+/** What the pipeline needs: the store, a logger, the metrics, the adapters, the outbox, the time. */
 export type PipelineDeps = {
   db: Db;
   log: Log;
   metrics: Metrics;
   registry: AdapterRegistry;
+  /** The webhook outbox: a settlement's TRANSACTION and REQUEST events commit with it. */
+  events: EventOutbox;
   clock: () => Date;
   settings: PipelineSettings;
   /** Per-adapter circuit breakers of this process (worker.ts); absent: every adapter is called. */
