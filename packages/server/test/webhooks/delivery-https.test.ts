@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { computeContentDigest, WEBHOOK_SIGNATURE_LABEL } from '@partner-api/contract';
+import { computeContentDigest, WEBHOOK_EVENTS, WEBHOOK_SIGNATURE_LABEL } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/db/query.ts';
@@ -8,6 +8,7 @@ import { queueStats } from '../../src/services/webhooks/delivery-store.ts';
 import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { ownDatabase } from '../support/database.ts';
+import { createPartner, signedInject } from '../support/partner.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
@@ -136,6 +137,36 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     ]);
     const metrics = await t.ctx.metrics.registry.getSingleMetricAsString('webhook_delivery_attempts_total');
     expect(metrics).toMatch(/outcome="success"} [1-9]/);
+  });
+
+  it('a CUSTOMER.CREATED from POST /v1/customers arrives, as GET /v1/customers/{id} answers', async () => {
+    const r = await receiver();
+    const partner = await createPartner(t);
+    await createWebhook(db(), r.url, ['CUSTOMER'], partner.organizationId);
+    const created = await signedInject(t.app, partner, {
+      method: 'POST',
+      url: '/v1/customers',
+      body: { firstName: 'Amina', lastName: 'Otieno', msisdn: '254712000001' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id as string;
+    await waitFor(async () => (r.received.length >= 1 ? true : undefined), 30_000, 'the delivery');
+    const fetched = await signedInject(t.app, partner, { method: 'GET', url: `/v1/customers/${id}` });
+    const [envelope] = r.envelopes();
+    expect(envelope).toMatchObject({ event: 'CUSTOMER.CREATED', data: fetched.json().data });
+    expect(await verifyBoth(r.received[0]!, r.url, key)).toEqual({ ours: true, independent: true });
+  });
+
+  it('every event type reaches the receiver, each signed and verified', async () => {
+    const r = await receiver();
+    const { organizationId } = await createWebhook(db(), r.url, ['ALL']);
+    const ids = new Map<string, string>();
+    for (const event of WEBHOOK_EVENTS)
+      ids.set(await emitEvent(db(), t.ctx.events, organizationId, event, { id: `x-${event}` }), event);
+    await waitFor(async () => (r.received.length >= WEBHOOK_EVENTS.length ? true : undefined), 30_000);
+    expect(new Map(r.envelopes().map((e) => [e.eventId, e.event]))).toEqual(ids);
+    for (const x of r.received)
+      expect(await verifyBoth(x, r.url, key)).toEqual({ ours: true, independent: true });
   });
 
   it('retries a receiver that fails (500), times out or redirects (302) until it succeeds, same eventId', async () => {

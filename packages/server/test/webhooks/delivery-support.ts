@@ -19,18 +19,21 @@ import type { Received } from './receiver.ts';
 
 export * from './receiver.ts';
 
-/** An organization and its ACTIVE webhook, subscribed to `subscriptions`, written into the store. */
+/** An ACTIVE webhook subscribed to `subscriptions` (and its organization), written into the store. */
 export async function createWebhook(
   db: Queryable,
   url: string,
   subscriptions: string[] = ['ALL'],
+  /** An existing organization (a partner's); a new one when absent. */
+  existing?: string,
 ): Promise<{ organizationId: string; webhookId: string }> {
-  const organizationId = createId();
+  const organizationId = existing ?? createId();
   const webhookId = createId();
-  await run(
-    db,
-    sql`insert into organizations (id, name) values (${organizationId}, ${`Webhook org ${organizationId}`})`,
-  );
+  if (!existing)
+    await run(
+      db,
+      sql`insert into organizations (id, name) values (${organizationId}, ${`Webhook org ${organizationId}`})`,
+    );
   await run(
     db,
     sql`insert into webhooks (id, organization_id, url, subscriptions, status)
