@@ -4,12 +4,15 @@
  * the shared test database may hold other runs' deliveries to hosts nobody should call), delivering
  * to an HTTPS receiver in this process (a certificate made by openssl, trusted through
  * WEBHOOKS_CA_FILE; WEBHOOKS_ALLOW_PRIVATE_TARGETS for localhost).
- *   a. p99 from commit to delivery with an idle queue: one event at a time, committed by this
- *      process, then its arrival at the receiver (same clock), a random 0–100 ms pause between.
+ *   a. p99 from commit to delivery with an idle queue, events one at a time with a random 0–100 ms
+ *      pause between: (API) a signed POST /v1/customers, from its 201 (after the commit) to the
+ *      CUSTOMER.CREATED's arrival at the receiver, same clock: the route nudges the worker; and
+ *      (poll) events committed by this process straight into the outbox, as events from paths
+ *      that do not nudge (the payment worker, USSD moves) wait for the worker's next poll.
  *   b. deliveries per second of the one instance: a backlog of events committed in one statement,
  *      timed from that commit to the last arrival; the server's CPU over the same span.
- * Events are written as the outbox writes them (services/webhooks/outbox.ts: the event and its
- * delivery in one statement): the routes that emit them are not needed to measure delivery.
+ * Straight into the outbox means as services/webhooks/outbox.ts writes them: the event and its
+ * delivery in one statement.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,10 +20,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { makeCertificate, startReceiver } from '../../packages/server/test/webhooks/receiver.ts';
+import { createBenchPartner, send, signed } from './partner.ts';
 import { cpuSeconds, startPartnerApi } from './processes.ts';
 
+type Latency = { events: number; p50Ms: number; p99Ms: number; maxMs: number };
+
 export type DeliveryResult = {
-  idle: { events: number; p50Ms: number; p99Ms: number; maxMs: number };
+  /** From the 201 of POST /v1/customers (the route nudges the worker). */
+  idleApi: Latency;
+  /** From a commit that nudges nothing (the worker's poll). */
+  idle: Latency;
   backlog: { events: number; seconds: number; perSecond: number; serverCores: number };
   /** The server settings changed from their defaults (BENCH_SERVER_ENV). */
   settings: Record<string, string>;
@@ -57,8 +66,12 @@ export async function runDeliveryBench(options: {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-webhooks-'));
   // BENCH_SERVER_ENV compares a setting, e.g. '{"WEBHOOK_WORKER_BATCH":"50"}'.
   const settings: Record<string, string> = JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}');
+  const adminToken = randomBytes(24).toString('hex');
   const server = await startPartnerApi({
     env: {
+      ADMIN_TOKEN: adminToken,
+      RATE_LIMIT_GLOBAL: '1000000000/60s',
+      RATE_LIMIT_TOKEN: '1000000000/900s',
       DATA_DIR: dataDir,
       DATABASE_URL: url.toString(),
       LOG_LEVEL: 'info',
@@ -72,9 +85,9 @@ export async function runDeliveryBench(options: {
   const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
   try {
-    const org = `bench_org_${randomBytes(4).toString('hex')}`;
+    const partner = await createBenchPartner({ ...server, adminToken });
+    const org = partner.organizationId;
     const webhook = `bench_wh_${randomBytes(4).toString('hex')}`;
-    await db.query('insert into organizations (id, name) values ($1, $2)', [org, 'Bench webhooks']);
     await db.query(
       `insert into webhooks (id, organization_id, url, subscriptions, status) values ($1, $2, $3, '{ALL}', 'ACTIVE')`,
       [webhook, org, receiver.url],
@@ -87,16 +100,40 @@ export async function runDeliveryBench(options: {
       }
     };
 
-    log(`delivery: ${options.idleEvents} events one at a time on an idle queue`);
-    const latencies: number[] = [];
-    for (let i = 0; i < options.idleEvents; i++) {
-      await new Promise((r) => setTimeout(r, Math.random() * 100));
+    const oneAtATime = async (commit: (i: number) => Promise<void>) => {
+      const latencies: number[] = [];
+      for (let i = 0; i < options.idleEvents; i++) {
+        await new Promise((r) => setTimeout(r, Math.random() * 100));
+        const expected = receiver.received.length + 1;
+        await commit(i);
+        const committed = performance.now();
+        await arrivals(expected, 30_000);
+        latencies.push(receiver.received.at(-1)!.at - committed);
+      }
+      latencies.sort((a, b) => a - b);
+      return {
+        events: latencies.length,
+        p50Ms: percentile(latencies, 50),
+        p99Ms: percentile(latencies, 99),
+        maxMs: latencies.at(-1) ?? Number.NaN,
+      };
+    };
+    log(`delivery: ${options.idleEvents} POST /v1/customers one at a time on an idle queue`);
+    const idleApi = await oneAtATime(async (i) => {
+      const res = await send(
+        partner,
+        signed(partner, 'POST', '/v1/customers', {
+          firstName: 'Hook',
+          lastName: `Bench ${i}`,
+          msisdn: '254712345678',
+        }),
+      );
+      if (res.status !== 201) throw new Error(`customer create: ${res.status} ${res.text}`);
+    });
+    log(`delivery: ${options.idleEvents} events committed into the outbox one at a time`);
+    const idle = await oneAtATime(async () => {
       await db.query(EMIT, [org, 1, webhook]);
-      const committed = performance.now();
-      await arrivals(latencies.length + 1, 30_000);
-      latencies.push(receiver.received.at(-1)!.at - committed);
-    }
-    latencies.sort((a, b) => a - b);
+    });
 
     log(`delivery: a backlog of ${options.backlogEvents} events`);
     const before = receiver.received.length;
@@ -110,12 +147,8 @@ export async function runDeliveryBench(options: {
       receiver.received.length - new Set(receiver.received.map((r) => r.headers['webhook-id'])).size;
     if (dupes > 0) log(`delivery: ${dupes} duplicate deliveries`);
     return {
-      idle: {
-        events: latencies.length,
-        p50Ms: percentile(latencies, 50),
-        p99Ms: percentile(latencies, 99),
-        maxMs: latencies.at(-1) ?? Number.NaN,
-      },
+      idleApi,
+      idle,
       backlog: {
         events: options.backlogEvents,
         seconds,

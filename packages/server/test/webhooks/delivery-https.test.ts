@@ -1,77 +1,49 @@
-import { rmSync } from 'node:fs';
 import { computeContentDigest, WEBHOOK_EVENTS, WEBHOOK_SIGNATURE_LABEL } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/db/query.ts';
 import { REASON_FAILING, REASON_GONE } from '../../src/services/webhooks/delivery.ts';
 import { queueStats } from '../../src/services/webhooks/delivery-store.ts';
-import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { ownDatabase } from '../support/database.ts';
+import { STORES, type TestApp } from '../support/app.ts';
 import { createPartner, signedInject } from '../support/partner.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
   createWebhook,
+  type DeliveryApp,
   deliveriesOf,
   emitEvent,
-  makeCertificate,
   type PublishedKey,
-  type Receiver,
-  startReceiver,
-  type Tls,
+  type Script,
+  startDeliveryApp,
   verifyBoth,
   webhookRow,
 } from './delivery-support.ts';
 
 /**
- * Delivery to a real HTTPS receiver, in process, on each store. Each suite's worker runs on a
- * database of its own (ownDatabase on PostgreSQL; PGlite is private anyway): a webhook worker
- * claims the deliveries of every organization in its database, so on the shared PostgreSQL it
- * would deliver other suites' events (and theirs would be taken from them). Fast retries
- * (WEBHOOK_BACKOFF_BASE_MS) and a short timeout keep the suite quick; no assertion is on timing.
+ * Delivery to a real HTTPS receiver, in process, on each store, on a database of the suite's own
+ * (startDeliveryApp says why). Fast retries (WEBHOOK_BACKOFF_BASE_MS) and a short timeout keep the
+ * suite quick; no assertion is on timing.
  */
 describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
-  let tls: Tls;
-  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let d: DeliveryApp;
   let t: TestApp;
-  let worker: WebhookWorker;
   let key: PublishedKey;
-  const receivers: Receiver[] = [];
 
   beforeAll(async () => {
-    tls = makeCertificate();
-    database = await ownDatabase(store, 'webhook_delivery');
-    t = await buildTestApp(store, {
-      ...database.env,
-      WEBHOOKS_PREVIEW: 'true',
+    d = await startDeliveryApp(store, 'webhook_delivery', {
       WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOKS_CA_FILE: tls.certFile,
       WEBHOOK_WORKER_INTERVAL_MS: '50',
       WEBHOOK_BACKOFF_BASE_MS: '100',
       WEBHOOK_BACKOFF_MAX_MS: '300',
       WEBHOOK_TIMEOUT_MS: '1500',
     });
-    // `localhost` from a table, not the system resolver (common brief: no DNS in tests).
-    t.ctx.webhookLookup = async () => [{ address: '127.0.0.1', family: 4 }];
-    worker = startWebhookWorker(t.ctx, t.app.log);
+    t = d.t;
     key = (await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).json();
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await Promise.all(receivers.map((r) => r.close()));
-    await t?.close();
-    await database?.drop();
-    if (tls) rmSync(tls.dir, { recursive: true, force: true });
-  });
+  afterAll(() => d?.close());
 
-  const receiver = async (
-    ...args: Parameters<typeof startReceiver> extends [Tls, ...infer R] ? R : never
-  ) => {
-    const r = await startReceiver(tls, ...args);
-    receivers.push(r);
-    return r;
-  };
+  const receiver = (script?: Script) => d.receiver(script);
   const db = () => t.ctx.database.db;
   const delivered = (eventId: string) =>
     waitFor(
@@ -211,8 +183,8 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     expect((await deliveriesOf(db(), first))[0]).toMatchObject({ state: 'FAILED' });
     // Events after that: none is delivered to a DEACTIVED webhook (the outbox writes no delivery).
     const later = await emitEvent(db(), t.ctx.events, organizationId);
-    await worker.settled();
-    await worker.settled();
+    await d.worker.settled();
+    await d.worker.settled();
     expect(await deliveriesOf(db(), later)).toEqual([]);
     expect(r.received).toHaveLength(1);
   });
@@ -221,10 +193,10 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     const r = await receiver(() => ({ status: 410 }));
     const { organizationId, webhookId } = await createWebhook(db(), r.url);
     // Two events before the worker sees either: both deliveries PENDING, one attempt disables.
-    await worker.stop();
+    await d.worker.stop();
     const a = await emitEvent(db(), t.ctx.events, organizationId);
     const b = await emitEvent(db(), t.ctx.events, organizationId);
-    worker = startWebhookWorker(t.ctx, t.app.log);
+    const worker = d.startWorker();
     await waitFor(async () =>
       (await webhookRow(db(), webhookId))?.status === 'DEACTIVED' ? true : undefined,
     );

@@ -1,19 +1,15 @@
 import type { LookupAddress } from 'node:dns';
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { ownDatabase } from '../support/database.ts';
+import { STORES, type TestApp } from '../support/app.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
   createWebhook,
+  type DeliveryApp,
   deliveriesOf,
   emitEvent,
-  makeCertificate,
   type Receiver,
-  startReceiver,
-  type Tls,
+  startDeliveryApp,
 } from './delivery-support.ts';
 
 /** Host names of the table below, each resolving to what an attacker would point it at. */
@@ -36,41 +32,28 @@ const TABLE: Record<string, LookupAddress[]> = {
  * webhook whose host resolves, at the attempt, to a non-public address is refused before any
  * byte is sent, whatever it resolved to at registration (rebinding). Hosts come from a lookup
  * table (no DNS in tests); a real receiver on this machine shows nothing reached it. Own database:
- * see delivery-https.test.ts.
+ * see startDeliveryApp.
  */
 describe.each(STORES)('webhook delivery refused at connect time on %s', (store) => {
-  let tls: Tls;
-  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let d: DeliveryApp;
   let t: TestApp;
-  let worker: WebhookWorker;
   let r: Receiver;
 
   beforeAll(async () => {
-    tls = makeCertificate();
-    database = await ownDatabase(store, 'webhook_ssrf');
-    t = await buildTestApp(store, {
-      ...database.env,
-      WEBHOOKS_PREVIEW: 'true',
-      WEBHOOKS_CA_FILE: tls.certFile,
-      WEBHOOK_WORKER_INTERVAL_MS: '50',
-      WEBHOOK_BACKOFF_BASE_MS: '100',
-      WEBHOOK_BACKOFF_MAX_MS: '300',
-    });
-    t.ctx.webhookLookup = async (host) => {
-      const found = TABLE[host];
-      if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-      return found;
-    };
-    worker = startWebhookWorker(t.ctx, t.app.log);
-    r = await startReceiver(tls);
+    d = await startDeliveryApp(
+      store,
+      'webhook_ssrf',
+      { WEBHOOK_WORKER_INTERVAL_MS: '50', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '300' },
+      async (host) => {
+        const found = TABLE[host];
+        if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+        return found;
+      },
+    );
+    t = d.t;
+    r = await d.receiver();
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await r?.close();
-    await t?.close();
-    await database?.drop();
-    if (tls) rmSync(tls.dir, { recursive: true, force: true });
-  });
+  afterAll(() => d?.close());
 
   const hosts = [
     ...Object.keys(TABLE),

@@ -4,6 +4,7 @@
  * A's routes register webhooks; these suites test delivery), and events emitted through the outbox.
  */
 import { createPublicKey, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import {
   createId,
   verifyWebhookDelivery,
@@ -15,7 +16,18 @@ import { createVerifier, httpbis } from 'http-message-signatures';
 import type { Queryable } from '../../src/db/client.ts';
 import { one, run } from '../../src/db/query.ts';
 import type { EventOutbox } from '../../src/services/webhooks/outbox.ts';
-import type { Received } from './receiver.ts';
+import type { Lookup } from '../../src/services/webhooks/target.ts';
+import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
+import { buildTestApp, type StoreKind, type TestApp } from '../support/app.ts';
+import { ownDatabase } from '../support/database.ts';
+import {
+  makeCertificate,
+  type Received,
+  type Receiver,
+  type Script,
+  startReceiver,
+  type Tls,
+} from './receiver.ts';
 
 export * from './receiver.ts';
 
@@ -135,3 +147,64 @@ export async function verifyBoth(
 }
 
 export const uuid = () => randomUUID();
+
+/** `localhost` from a table, not the system resolver (common brief: no DNS in tests). */
+export const LOCALHOST: Lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+
+export type DeliveryApp = {
+  t: TestApp;
+  tls: Tls;
+  /** This app's worker; a test may stop it and start another (startWorker). */
+  worker: WebhookWorker;
+  startWorker(): WebhookWorker;
+  /** A receiver closed with the app. */
+  receiver(script?: Script, pathName?: string): Promise<Receiver>;
+  close(): Promise<void>;
+};
+
+/**
+ * A test app with the preview on, a certificate its worker trusts (WEBHOOKS_CA_FILE), a lookup
+ * table, and its webhook worker running, on a database of its own: a worker claims the deliveries
+ * of every organization in its database, so on the shared PostgreSQL it would deliver other suites'
+ * events (to hosts they never meant to reach, with this suite's settings) and theirs would be taken
+ * from them (ownDatabase; PGlite is in memory and private anyway).
+ */
+export async function startDeliveryApp(
+  store: StoreKind,
+  prefix: string,
+  env: Record<string, string>,
+  lookup: Lookup = LOCALHOST,
+): Promise<DeliveryApp> {
+  const tls = makeCertificate();
+  const database = await ownDatabase(store, prefix);
+  const t = await buildTestApp(store, {
+    ...database.env,
+    WEBHOOKS_PREVIEW: 'true',
+    WEBHOOKS_CA_FILE: tls.certFile,
+    ...env,
+  });
+  t.ctx.webhookLookup = lookup;
+  const receivers: Receiver[] = [];
+  const app: DeliveryApp = {
+    t,
+    tls,
+    worker: startWebhookWorker(t.ctx, t.app.log),
+    startWorker: () => {
+      app.worker = startWebhookWorker(t.ctx, t.app.log);
+      return app.worker;
+    },
+    async receiver(script, pathName) {
+      const r = await startReceiver(tls, script, pathName);
+      receivers.push(r);
+      return r;
+    },
+    async close() {
+      await app.worker.stop();
+      await Promise.all(receivers.map((r) => r.close()));
+      await t.close();
+      await database.drop();
+      rmSync(tls.dir, { recursive: true, force: true });
+    },
+  };
+  return app;
+}
