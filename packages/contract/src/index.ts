@@ -7,6 +7,7 @@ export * from './schemas/errors.ts';
 export * from './schemas/oauth.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/ussd.ts';
+export * from './schemas/webhook-config.ts';
 export * from './schemas/webhooks.ts';
 export * from './signature.ts';
 export * from './webhook-events.ts';

@@ -23,6 +23,7 @@ import { sandboxDemoCredentialRoutes } from './routes/sandbox-demo-credential.ts
 import { sandboxHandsetRoutes } from './routes/sandbox-handset.ts';
 import { ussdRoutes } from './routes/ussd.ts';
 import { webhookKeyRoute } from './routes/webhook-key.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
@@ -100,6 +101,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await authenticated.register(customerRoutes, deps);
         await authenticated.register(paymentRoutes, deps);
         await authenticated.register(ussdRoutes, deps);
+        // Outbound webhooks (issue 18): while the preview is off these paths stay unmatched routes.
+        if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookRoutes, deps);
       });
     },
     { prefix: '/v1' },

@@ -78,7 +78,7 @@ export const customerIdParamsSchema = z.strictObject({
 });
 
 /** A query-string integer: digits only, then bounds, one message per failure. */
-const queryInteger = (field: string, min: number, max: number, fallback: number) =>
+export const queryInteger = (field: string, min: number, max: number, fallback: number) =>
   z
     .string({ error: `${field} must be a whole number` })
     .regex(/^[0-9]+$/, `${field} must be a whole number`)

@@ -21,6 +21,7 @@ import { buildOperation } from './operation.ts';
 import { OPERATIONS, UNDOCUMENTED_ROUTES } from './operations.ts';
 import type { CatalogRoute } from './route-catalog.ts';
 import type { HttpMethod, OpenApiDocument } from './types.ts';
+import { PREVIEW_OPERATIONS, PREVIEW_SHARED_SCHEMAS } from './webhook-operations.ts';
 import { componentSchemas } from './zod-json.ts';
 
 /** Schemas that responses share; named, so they appear once under components and in generated clients. */
@@ -50,6 +51,8 @@ export type BuildDocumentOptions = {
   routes: CatalogRoute[];
   publicBaseUrl: string;
   appEnv: 'sandbox' | 'production';
+  /** WEBHOOKS_PREVIEW: the webhook configuration operations are described (and must be registered). */
+  preview?: boolean;
 };
 
 /**
@@ -61,21 +64,26 @@ export function buildOpenApiDocument({
   routes,
   publicBaseUrl,
   appEnv,
+  preview = false,
 }: BuildDocumentOptions): OpenApiDocument {
+  const operations = preview ? { ...OPERATIONS, ...PREVIEW_OPERATIONS } : OPERATIONS;
   const byKey = new Map<string, CatalogRoute>();
   for (const route of routes) {
     if (!route.url.startsWith(`${API_PREFIX}/`)) continue;
     const key = `${route.method} ${route.url}`;
-    if (!(key in OPERATIONS) && !(key in UNDOCUMENTED_ROUTES)) {
+    if (!(key in operations) && !(key in UNDOCUMENTED_ROUTES)) {
       throw new Error(`route ${key} is neither in the OpenAPI document nor listed as undocumented`);
     }
     byKey.set(key, route);
   }
 
   const requests = new Map<string, z.ZodType>();
-  const responses = new Map<string, z.ZodType>(SHARED_RESPONSE_SCHEMAS);
+  const responses = new Map<string, z.ZodType>([
+    ...SHARED_RESPONSE_SCHEMAS,
+    ...(preview ? PREVIEW_SHARED_SCHEMAS : []),
+  ]);
   const paths: OpenApiDocument['paths'] = {};
-  for (const [key, spec] of Object.entries(OPERATIONS)) {
+  for (const [key, spec] of Object.entries(operations)) {
     const route = byKey.get(key);
     if (!route) throw new Error(`the OpenAPI document describes ${key}, which is not registered`);
     const body = route.schema?.body;

@@ -16,6 +16,9 @@ import { objectProperties, schemaRef } from './zod-json.ts';
 const parameterRef = (name: string): Ref => ({ $ref: `#/components/parameters/${name}` });
 const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}` });
 const JSON_TYPE = 'application/json';
+const PREVIEW_NOTE =
+  '**Preview.** Outbound webhooks are switched on for this environment ahead of their announcement; ' +
+  'the spec still lists them as planned, and their shapes may change.';
 
 /** Every status an operation can answer with an error, in status order; variants of one status merge. */
 function errorResponses(spec: OperationSpec): ErrorResponseSpec[] {
@@ -98,7 +101,8 @@ export function buildOperation(spec: OperationSpec, route: CatalogRoute): Operat
   const operation: OperationObject = {
     operationId: spec.operationId,
     summary: spec.summary,
-    description: spec.description,
+    description: spec.preview ? `${PREVIEW_NOTE}\n\n${spec.description}` : spec.description,
+    ...(spec.preview ? { 'x-preview': true as const } : {}),
     tags: [spec.tag],
     ...(spec.auth === 'none' ? { security: [] } : {}),
     parameters: parameters(spec, route),

@@ -53,6 +53,8 @@ export type OperationSpec = {
   /** `signed`: bearer token, x-client-id and an RFC 9421 signature; `none`: unauthenticated. */
   auth: 'signed' | 'none';
   idempotent?: true;
+  /** Exists only with WEBHOOKS_PREVIEW: marked `x-preview: true` and introduced as a preview. */
+  preview?: true;
   /** Component name of the request body schema (taken from the route). */
   requestName?: string;
   /** Path parameters a route checks itself (with the spec's own 400) instead of through a schema. */

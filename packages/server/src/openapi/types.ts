@@ -27,6 +27,8 @@ export type OperationObject = {
   parameters?: (ParameterObject | Ref)[];
   requestBody?: { required: boolean; content: Record<string, MediaTypeObject> };
   responses: Record<string, ResponseObject>;
+  /** A preview operation (WEBHOOKS_PREVIEW): not part of the live contract yet. */
+  'x-preview'?: true;
 };
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 

@@ -98,6 +98,7 @@ export function registerDocs(
     routes,
     publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
     appEnv: ctx.config.APP_ENV,
+    preview: ctx.config.WEBHOOKS_PREVIEW,
   });
   documents.set(app, document);
   const documentJson = JSON.stringify(document);

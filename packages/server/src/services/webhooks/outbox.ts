@@ -8,6 +8,8 @@ export type EmittedEvent = {
   organizationId: string;
   event: WebhookEventName;
   data: Record<string, unknown>;
+  /** Chosen by a caller that answers with it (POST /webhooks/test); a fresh UUID otherwise. */
+  eventId?: string;
 };
 
 /**
@@ -30,8 +32,7 @@ export const NO_EVENTS: EventOutbox = {
 export function createOutbox(hooks: { emitted?: (event: WebhookEventName) => void } = {}): EventOutbox {
   return {
     enabled: true,
-    async emit(q, { organizationId, event, data }) {
-      const eventId = randomUUID();
+    async emit(q, { organizationId, event, data, eventId = randomUUID() }) {
       // One statement: the event, and its delivery when the organization's webhook is subscribed
       // (subscriptions && ['ALL', domain, event]: the spec's combination rules are a union).
       await run(
