@@ -129,6 +129,39 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     expect(await verifyBoth(r.received[0]!, r.url, key)).toEqual({ ours: true, independent: true });
   });
 
+  it('through the API: POST /v1/webhooks, its WEBHOOK.CREATED, a resend, the history', async () => {
+    const r = await receiver();
+    const partner = await createPartner(t);
+    const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+      signedInject(t.app, partner, { method, url, body });
+    const created = await call('POST', '/v1/webhooks', { url: r.url, subscriptions: ['CUSTOMER'] });
+    expect(created.statusCode, created.body).toBe(201);
+    await waitFor(async () => (r.received.length >= 1 ? true : undefined), 20_000, 'WEBHOOK.CREATED');
+    const [first] = r.envelopes();
+    expect(first).toMatchObject({
+      event: 'WEBHOOK.CREATED',
+      data: { webhookId: created.json().data.webhookId },
+    });
+
+    const resent = await call('POST', `/v1/webhooks/events/${first!.eventId}/resend`);
+    expect(resent.statusCode, resent.body).toBe(202);
+    await waitFor(async () => (r.received.length >= 2 ? true : undefined), 20_000, 'the resend');
+    expect(r.envelopes().map((e) => e.eventId)).toEqual([first!.eventId, first!.eventId]);
+    expect(r.received[1]!.body).toBe(r.received[0]!.body);
+    for (const x of r.received)
+      expect(await verifyBoth(x, r.url, key)).toEqual({ ours: true, independent: true });
+
+    const history = await waitFor(async () => {
+      const res = await call('GET', '/v1/webhooks/events?status=DELIVERED');
+      const record = res.json().data.find((e: { eventId: string }) => e.eventId === first!.eventId);
+      return record?.attempts.length === 2 ? record : undefined;
+    });
+    expect(history.attempts).toEqual([
+      { at: expect.any(Number), httpStatus: 200, latencyMs: expect.any(Number), error: null },
+      { at: expect.any(Number), httpStatus: 200, latencyMs: expect.any(Number), error: null },
+    ]);
+  });
+
   it('every event type reaches the receiver, each signed and verified', async () => {
     const r = await receiver();
     const { organizationId } = await createWebhook(db(), r.url, ['ALL']);
@@ -176,10 +209,20 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
 
   it('410 disables the webhook with the reason and gives up its pending deliveries', async () => {
     const r = await receiver(() => ({ status: 410, body: 'gone' }));
-    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    const partner = await createPartner(t);
+    const { organizationId, webhookId } = await createWebhook(db(), r.url, ['ALL'], partner.organizationId);
     const first = await emitEvent(db(), t.ctx.events, organizationId);
     const row = await disabled(webhookId, 'the webhook to be disabled');
     expect(row).toMatchObject({ disabledReason: REASON_GONE, disabledAt: expect.any(String) });
+    // GET /v1/webhooks shows it, with the reason.
+    const shown = await signedInject(t.app, partner, { method: 'GET', url: '/v1/webhooks' });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.json().data).toMatchObject({
+      webhookId,
+      status: 'DEACTIVED',
+      disabledReason: REASON_GONE,
+      disabledAt: expect.any(Number),
+    });
     expect((await deliveriesOf(db(), first))[0]).toMatchObject({ state: 'FAILED' });
     // Events after that: none is delivered to a DEACTIVED webhook (the outbox writes no delivery).
     const later = await emitEvent(db(), t.ctx.events, organizationId);
@@ -209,7 +252,8 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
 
   it('a webhook whose deliveries have failed for 5 days is disabled with the reason', async () => {
     const r = await receiver(() => ({ status: 503 }));
-    const { organizationId, webhookId } = await createWebhook(db(), r.url);
+    const partner = await createPartner(t);
+    const { organizationId, webhookId } = await createWebhook(db(), r.url, ['ALL'], partner.organizationId);
     await run(
       db(),
       sql`update webhooks set failing_since = now() - interval '5 days 1 minute' where id = ${webhookId}`,
@@ -217,6 +261,8 @@ describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
     const eventId = await emitEvent(db(), t.ctx.events, organizationId);
     const row = await disabled(webhookId, 'the 5-day rule');
     expect(row.disabledReason).toBe(REASON_FAILING);
+    const shown = await signedInject(t.app, partner, { method: 'GET', url: '/v1/webhooks' });
+    expect(shown.json().data).toMatchObject({ status: 'DEACTIVED', disabledReason: REASON_FAILING });
     expect((await deliveriesOf(db(), eventId))[0]).toMatchObject({ state: 'FAILED', attempts: 1 });
   });
 
