@@ -82,6 +82,12 @@ export function sendDelivery(
     req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: describeError(err) }));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        // Success is the status line: the body is not needed (nor waited for, however long).
+        finish({ status, error: null });
+        res.destroy();
+        return;
+      }
       const retryAfter = status === 429 || status === 503 ? res.headers['retry-after'] : undefined;
       const chunks: Buffer[] = [];
       let size = 0;
