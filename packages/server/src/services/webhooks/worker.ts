@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { webhookKeyId } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
+import { startPassLoop } from '../../lib/pass-loop.ts';
 import { type DeliveryDeps, runDeliveriesOnce } from './delivery.ts';
 import { queueStats } from './delivery-store.ts';
 import { senderContext } from './sender.ts';
@@ -65,62 +66,29 @@ export function startWebhookWorker(
     ...(options.organizations ? { organizations: options.organizations } : {}),
     ...options.overrides,
   };
-  let stopped = false;
-  let again = false;
-  let current: Promise<void> | undefined;
   let lastGauge = 0;
-  let waiters: Array<() => void> = [];
-
-  const pass = async () => {
-    do {
-      again = false;
-      try {
-        if (await runDeliveriesOnce(deps)) again = true;
-        if (Date.now() - lastGauge >= GAUGE_EVERY_MS) {
-          lastGauge = Date.now();
-          const stats = await queueStats(deps.db, deps.clock());
-          deps.metrics.webhookQueueDepth.set(stats.depth);
-          deps.metrics.webhookOldestPending.set(stats.oldestSeconds);
-          deps.metrics.webhooksDisabled.set(stats.disabled);
-        }
-      } catch (err) {
-        deps.log.error({ err }, 'webhook worker pass failed');
+  const loop = startPassLoop({
+    intervalMs: ctx.config.WEBHOOK_WORKER_INTERVAL_MS,
+    pass: async () => {
+      const more = await runDeliveriesOnce(deps);
+      if (Date.now() - lastGauge >= GAUGE_EVERY_MS) {
+        lastGauge = Date.now();
+        const stats = await queueStats(deps.db, deps.clock());
+        deps.metrics.webhookQueueDepth.set(stats.depth);
+        deps.metrics.webhookOldestPending.set(stats.oldestSeconds);
+        deps.metrics.webhooksDisabled.set(stats.disabled);
       }
-      const done = waiters;
-      waiters = [];
-      for (const w of done) w();
-    } while (again && !stopped);
-  };
-  const tick = () => {
-    if (stopped) return;
-    if (current) {
-      again = true;
-      return;
-    }
-    current = pass().finally(() => {
-      current = undefined;
-    });
-  };
-  const interval = setInterval(tick, ctx.config.WEBHOOK_WORKER_INTERVAL_MS);
-  interval.unref();
-  tick();
-
-  const worker: WebhookWorker = {
-    nudge: tick,
-    async stop() {
-      stopped = true;
-      clearInterval(interval);
-      if (ctx.webhookWorker === worker) ctx.webhookWorker = undefined;
-      await current;
-      for (const w of waiters) w();
-      waiters = [];
+      return more;
     },
-    settled: () =>
-      new Promise<void>((resolve) => {
-        if (stopped) return resolve();
-        waiters.push(resolve);
-        tick();
-      }),
+    onError: (err) => deps.log.error({ err }, 'webhook worker pass failed'),
+  });
+  const worker: WebhookWorker = {
+    nudge: loop.nudge,
+    async stop() {
+      if (ctx.webhookWorker === worker) ctx.webhookWorker = undefined;
+      await loop.stop();
+    },
+    settled: loop.settled,
   };
   ctx.webhookWorker = worker;
   return worker;
