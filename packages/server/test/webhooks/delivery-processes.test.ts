@@ -6,7 +6,8 @@ import { type Database, openDatabase } from '../../src/db/client.ts';
 import { createOutbox } from '../../src/services/webhooks/outbox.ts';
 import { POSTGRES_SKIP_REASON, tempDataDir } from '../support/app.ts';
 import { ownDatabase } from '../support/database.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import { createPartner, type Partner, payloadOf, signedHeaders } from '../support/partner.ts';
+import { freePort, type ServerProcess, startServer } from '../support/process.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
@@ -159,5 +160,92 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery by real processes',
     // The old key does not verify the new delivery (its keyid is unknown to it: re-fetch the key).
     expect((await verifyBoth(two, r.url, oldKey)).ours).toBe(false);
     await Promise.all(running.splice(0).map((s) => s.stop()));
+  }, 180_000);
+});
+
+/**
+ * The same crash on the embedded store: one process owns its DATA_DIR, so the webhook is
+ * registered and the event emitted through the API (POST /v1/webhooks writes WEBHOOK.CREATED), and
+ * the outcome is read back through GET /v1/webhooks/events after the restart.
+ */
+describe('webhook delivery across kill -9 on the embedded store', () => {
+  let tls: Tls;
+  let server: ServerProcess | undefined;
+  let r: Receiver | undefined;
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    await r?.close();
+    if (tls) rmSync(tls.dir, { recursive: true, force: true });
+  });
+
+  it('the event held open when the process died is delivered after the restart, same eventId', async () => {
+    tls = makeCertificate();
+    r = await startReceiver(tls, (index) => (index === 0 ? 'hang' : { status: 200 }));
+    const adminToken = 'b'.repeat(32);
+    // The same port across the restart: the partner's signatures name it (@target-uri).
+    const env = {
+      DATA_DIR: tempDataDir(),
+      PORT: String(await freePort()),
+      ADMIN_TOKEN: adminToken,
+      APP_ENV: 'sandbox',
+      RATE_LIMIT_GLOBAL: '100000/60s',
+      RATE_LIMIT_TOKEN: '100000/60s',
+      WEBHOOKS_PREVIEW: 'true',
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOKS_CA_FILE: tls.certFile,
+      WEBHOOK_WORKER_INTERVAL_MS: '100',
+      WEBHOOK_LEASE_SECONDS: '3',
+      WEBHOOK_TIMEOUT_MS: '60000',
+    };
+    server = await startServer(env);
+    const partner = await createPartner({ ...server, adminToken });
+    const call = async (
+      s: ServerProcess,
+      p: Partner,
+      method: 'GET' | 'POST',
+      url: string,
+      body?: unknown,
+    ) => {
+      const payload = payloadOf(body);
+      const res = await fetch(s.baseUrl + url, {
+        method,
+        headers: signedHeaders(p, { method, url }, payload),
+        body: payload,
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as {
+          data: Array<{
+            eventId: string;
+            event: string;
+            status: string;
+            attempts: Array<{ httpStatus: number | null; error: string | null }>;
+          }>;
+        },
+      };
+    };
+    const created = await call(server, partner, 'POST', '/v1/webhooks', {
+      url: r.url,
+      subscriptions: ['ALL'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await waitFor(async () => (r!.received.length >= 1 ? true : undefined), 60_000, 'the first attempt');
+    const eventId = r.envelopes()[0]!.eventId;
+    await server.stop('SIGKILL');
+
+    // The embedded store's DATA_DIR lock of the killed process expires 15 s after it died.
+    server = await waitFor(() => startServer(env).catch(() => undefined), 90_000, 'the restart');
+    await waitFor(
+      async () => (r!.received.length >= 2 ? true : undefined),
+      60_000,
+      'the attempt after restart',
+    );
+    expect(new Set(r.envelopes().map((e) => e.eventId))).toEqual(new Set([eventId]));
+    const history = await waitFor(async () => {
+      const res = await call(server!, partner, 'GET', '/v1/webhooks/events?status=DELIVERED');
+      return res.body.data.find((e) => e.eventId === eventId);
+    });
+    expect(history).toMatchObject({ event: 'WEBHOOK.CREATED', status: 'DELIVERED' });
+    expect(history.attempts.at(-1)).toMatchObject({ httpStatus: 200, error: null });
   }, 180_000);
 });
