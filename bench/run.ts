@@ -424,7 +424,7 @@ export function markdown(report: Report): string {
     lines.push(
       `| 5a webhook delivery, idle queue: 201 of POST /v1/customers to arrival | PostgreSQL | ${idleApi.events} events one at a time | ${fmt(idleApi.p50Ms)} / ${fmt(idleApi.p99Ms)} (max ${fmt(idleApi.maxMs)}) | the route nudges the worker | – | – | none yet |`,
       `| 5a' webhook delivery, idle queue: commit to arrival, no nudge | PostgreSQL | ${idle.events} events one at a time | ${fmt(idle.p50Ms)} / ${fmt(idle.p99Ms)} (max ${fmt(idle.maxMs)}) | the worker's poll, ${changed.length ? changed.join(', ') : 'WEBHOOK_WORKER_INTERVAL_MS=200'} | – | – | none yet |`,
-      `| 5b webhook delivery, backlog of ${backlog.events} | PostgreSQL | ${fmt(backlog.perSecond)} deliveries/s, one instance | – | – | – | server ${fmt(backlog.serverCores, 2)} cores | none yet |`,
+      `| 5b webhook delivery, backlog of ${backlog.events} | PostgreSQL | ${fmt(backlog.perSecond)} deliveries/s, one instance | – | – | – | server ${fmt(backlog.serverCores, 2)} cores: ${fmt(backlog.perSecond / backlog.serverCores)} deliveries per server CPU-s | none yet |`,
     );
   }
   lines.push('', 'Details:');
