@@ -24,6 +24,17 @@ import {
 
 if (!process.env.DATABASE_URL) console.warn(`webhook delivery by real processes: ${POSTGRES_SKIP_REASON}`);
 
+/** A sandbox process delivering to this machine, a short lease so a restart takes over soon. */
+const workerEnv = (tls: Tls) => ({
+  APP_ENV: 'sandbox',
+  WEBHOOKS_PREVIEW: 'true',
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+  WEBHOOKS_CA_FILE: tls.certFile,
+  WEBHOOK_WORKER_INTERVAL_MS: '100',
+  WEBHOOK_LEASE_SECONDS: '3',
+  WEBHOOK_TIMEOUT_MS: '60000',
+});
+
 const newKey = () =>
   generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
 
@@ -46,13 +57,7 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery by real processes',
     const server = await startServer({
       DATABASE_URL: database.url!,
       DATA_DIR: tempDataDir(),
-      APP_ENV: 'sandbox',
-      WEBHOOKS_PREVIEW: 'true',
-      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOKS_CA_FILE: tls.certFile,
-      WEBHOOK_WORKER_INTERVAL_MS: '100',
-      WEBHOOK_LEASE_SECONDS: '3',
-      WEBHOOK_TIMEOUT_MS: '60000',
+      ...workerEnv(tls),
       WEBHOOK_BACKOFF_BASE_MS: '200',
       WEBHOOK_BACKOFF_MAX_MS: '500',
       ...env,
@@ -187,15 +192,9 @@ describe('webhook delivery across kill -9 on the embedded store', () => {
       DATA_DIR: tempDataDir(),
       PORT: String(await freePort()),
       ADMIN_TOKEN: adminToken,
-      APP_ENV: 'sandbox',
       RATE_LIMIT_GLOBAL: '100000/60s',
       RATE_LIMIT_TOKEN: '100000/60s',
-      WEBHOOKS_PREVIEW: 'true',
-      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOKS_CA_FILE: tls.certFile,
-      WEBHOOK_WORKER_INTERVAL_MS: '100',
-      WEBHOOK_LEASE_SECONDS: '3',
-      WEBHOOK_TIMEOUT_MS: '60000',
+      ...workerEnv(tls),
     };
     server = await startServer(env);
     const partner = await createPartner({ ...server, adminToken });
