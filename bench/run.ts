@@ -12,6 +12,8 @@
  *   4. 500 USSD sessions walking HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM →
  *      BUY_SUBMITTED: p99 per move and errors, paced like people (2–5 s between keys); then 500
  *      more with no pause at all, as a capacity figure
+ *   5. webhook delivery (PostgreSQL only, bench/lib/webhooks.ts): p99 from commit to delivery with
+ *      an idle queue, and deliveries per second of one instance to a local HTTPS receiver
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
  *
  * Load: autocannon in this process, 50 connections. Signed requests are signed before the run and
@@ -29,7 +31,7 @@
  * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
  * what else runs on the machine barely moves. The load average at the start is recorded.
  *
- * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd (some scenarios),
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd,delivery (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
  * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing).
  * BENCH_SERVER_ENV (a JSON object) adds to or overrides the server's environment, to compare a
@@ -56,6 +58,7 @@ import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } fro
 import { formatProfile, summariseProfile } from './lib/profile.ts';
 import { measureStart, type StartTiming } from './lib/startup.ts';
 import { runUssd, type UssdResult } from './lib/ussd.ts';
+import { type DeliveryResult, runDeliveryBench } from './lib/webhooks.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -70,7 +73,9 @@ const CONNECTIONS = 50;
 const USSD_SESSIONS = 500;
 const USSD_THINK_MS: [number, number] = [2000, 5000];
 const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
-const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd').split(','));
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd,delivery').split(','));
+const DELIVERY_IDLE_EVENTS = 200;
+const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
@@ -112,6 +117,7 @@ type Report = {
     secondsPerScenario: number;
   };
   runs: StoreRun[];
+  delivery?: DeliveryResult;
   startup?: StartTiming;
   totalSeconds: number;
 };
@@ -356,7 +362,7 @@ const fmt = (n: number | undefined, digits = 0) =>
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function markdown(report: Report): string {
-  const { meta, runs, startup } = report;
+  const { meta, runs, startup, delivery } = report;
   const lines = [
     `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
       `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
@@ -410,6 +416,15 @@ export function markdown(report: Report): string {
     }
     lines.push(
       `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB | | | | | ${judge(run.rssPeakMb < TARGETS.rssMb, `< ${TARGETS.rssMb} MB`)} |`,
+    );
+  }
+  if (delivery) {
+    const { idle, idleApi, backlog } = delivery;
+    const changed = Object.entries(delivery.settings).map(([k, v]) => `${k}=${v}`);
+    lines.push(
+      `| 5a webhook delivery, idle queue: 201 of POST /v1/customers to arrival | PostgreSQL | ${idleApi.events} events one at a time | ${fmt(idleApi.p50Ms)} / ${fmt(idleApi.p99Ms)} (max ${fmt(idleApi.maxMs)}) | the route nudges the worker | – | – | none yet |`,
+      `| 5a' webhook delivery, idle queue: commit to arrival, no nudge | PostgreSQL | ${idle.events} events one at a time | ${fmt(idle.p50Ms)} / ${fmt(idle.p99Ms)} (max ${fmt(idle.maxMs)}) | the worker's poll, ${changed.length ? changed.join(', ') : 'WEBHOOK_WORKER_INTERVAL_MS=200'} | – | – | none yet |`,
+      `| 5b webhook delivery, backlog of ${backlog.events} | PostgreSQL | ${fmt(backlog.perSecond)} deliveries/s, one instance | – | – | – | server ${fmt(backlog.serverCores, 2)} cores: ${fmt(backlog.perSecond / backlog.serverCores)} deliveries per server CPU-s | none yet |`,
     );
   }
   lines.push('', 'Details:');
@@ -475,6 +490,16 @@ async function main() {
   } finally {
     await minimal?.stop();
   }
+  let delivery: DeliveryResult | undefined;
+  if (ONLY.has('delivery') && STORES.includes('postgres')) {
+    log('postgres: scenario 5, webhook delivery to a local HTTPS receiver');
+    delivery = await runDeliveryBench({
+      databaseUrl: DATABASE_URL,
+      idleEvents: DELIVERY_IDLE_EVENTS,
+      backlogEvents: DELIVERY_BACKLOG_EVENTS,
+      log,
+    });
+  }
   let startup: StartTiming | undefined;
   if (!flag('no-startup')) {
     log('npm start on a fresh DATA_DIR, then again on the same one');
@@ -485,7 +510,13 @@ async function main() {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const report: Report = { meta, runs, startup, totalSeconds: (performance.now() - began) / 1000 };
+  const report: Report = {
+    meta,
+    runs,
+    delivery,
+    startup,
+    totalSeconds: (performance.now() - began) / 1000,
+  };
   writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   const table = markdown(report);
   writeFileSync(path.join(RESULTS, 'latest.md'), table);

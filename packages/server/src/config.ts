@@ -102,6 +102,18 @@ export const configSchema = z.object({
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag.default(false),
   /** Tests and local rehearsal only: a PEM file of extra CAs receivers may present. Refused in production. */
   WEBHOOKS_CA_FILE: z.string().optional(),
+  /** Webhook delivery (docs/webhooks.md, Delivery): how often each instance's worker looks for due deliveries. */
+  WEBHOOK_WORKER_INTERVAL_MS: positiveInt.default(200),
+  WEBHOOK_WORKER_BATCH: positiveInt.max(100, 'must be at most 100').default(20),
+  /** How long a claimed delivery is held; past it another instance takes it over. Keep above the timeout. */
+  WEBHOOK_LEASE_SECONDS: positiveInt.default(60),
+  /** Deadline of one attempt, from connect to the response's status line. */
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  /** Retry delay after the n-th failed attempt: uniform in [0, min(max, base·2^(n-1))). */
+  WEBHOOK_BACKOFF_BASE_MS: positiveInt.default(5_000),
+  WEBHOOK_BACKOFF_MAX_MS: positiveInt.default(14_400_000),
+  /** A delivery is retried until this long after it was created, then FAILED (3 days). */
+  WEBHOOK_RETRY_WINDOW_SECONDS: positiveInt.default(259_200),
   PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_GLOBAL: rateLimitSpec.prefault('300/60s'),
   RATE_LIMIT_TOKEN: rateLimitSpec.prefault('10/900s'),

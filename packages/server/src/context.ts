@@ -8,6 +8,7 @@ import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
 import type { EventOutbox } from './services/webhooks/outbox.ts';
 import type { Lookup } from './services/webhooks/target.ts';
+import type { WebhookWorker } from './services/webhooks/worker.ts';
 
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
@@ -33,6 +34,11 @@ export interface AppContext {
    * DNS). Nothing in the server sets it; unset means the system resolver.
    */
   webhookLookup?: Lookup;
+  /**
+   * This instance's webhook worker once started (server.ts, WEBHOOKS_PREVIEW only): a route that
+   * emitted events may nudge it after its commit for a lower latency than the poll.
+   */
+  webhookWorker?: WebhookWorker;
   /** This instance's payment worker once started (server.ts): routes nudge it after a commit. */
   paymentWorker?: PaymentWorker;
   /**

@@ -49,15 +49,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       once(redis, 'ready').catch(() => {}),
       new Promise((r) => setTimeout(r, 3000).unref()),
     ]);
+  const metrics = createMetrics();
   return {
     config,
     database,
     secrets,
-    metrics: createMetrics(),
+    metrics,
     redis,
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
     registry: createAdapterRegistry({ config }),
-    events: config.WEBHOOKS_PREVIEW ? createOutbox() : NO_EVENTS,
+    events: config.WEBHOOKS_PREVIEW
+      ? createOutbox({ emitted: (event) => metrics.webhookEvents.inc({ event }) })
+      : NO_EVENTS,
     async close() {
       redis?.disconnect();
       await database.close();

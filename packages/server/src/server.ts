@@ -9,6 +9,7 @@ import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
+import { startWebhookWorker } from './services/webhooks/worker.ts';
 
 /** Exit code for a refusal to start (bad configuration, DATA_DIR in use). */
 export const EXIT_CONFIG = 2;
@@ -93,6 +94,8 @@ export async function serve(env: Env = process.env): Promise<void> {
   // Every instance runs a payment worker (docs/payments.md, Pipeline): it sends the queued provider
   // requests and reconciles the pending ones; in the sandbox its adapter is the simulator.
   const payments = startPayments(runtime, app.log);
+  // With the preview on, every instance also delivers webhooks (docs/webhooks.md, Delivery).
+  const webhooks = config.WEBHOOKS_PREVIEW ? startWebhookWorker(runtime, app.log) : undefined;
   const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
     for (const [table, deleted] of Object.entries(counts)) {
       runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
@@ -115,6 +118,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     [app, admin],
     async () => {
       await payments.stop();
+      await webhooks?.stop();
       await runtime.close();
       await releaseLock?.();
     },

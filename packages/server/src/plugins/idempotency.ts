@@ -88,6 +88,8 @@ export async function respondInTransaction(
     if (claim) await completeKey(tx, claim, { status: result.status, body: payload, headers: {} });
     return { status: result.status, payload };
   });
+  // Committed: a webhook event this mutation emitted is delivered now, not at the next poll.
+  if (ctx.events.enabled) ctx.webhookWorker?.nudge();
   return reply.code(status).type('application/json; charset=utf-8').send(payload);
 }
 

@@ -95,6 +95,48 @@ export function createMetrics() {
       labelNames: ['adapter'] as const,
       registers: [registry],
     }),
+    /** Outbound webhooks (docs/webhooks.md, Metrics). Counted when written, in the emitting transaction. */
+    webhookEvents: new Counter({
+      name: 'webhook_events_emitted_total',
+      help: 'Webhook events written to the outbox, by event',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    /** outcome: success, http_error, redirect, timeout, refused, network (docs/webhooks.md, Metrics). */
+    webhookAttempts: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    /** outcome: delivered, failed (retries exhausted), disabled (the webhook was disabled). */
+    webhookDeliveries: new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook deliveries that ended, by outcome',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookLatency: new Histogram({
+      name: 'webhook_attempt_seconds',
+      help: 'Latency of webhook delivery attempts, connect to status line',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    webhookQueueDepth: new Gauge({
+      name: 'webhook_queue_depth',
+      help: 'Webhook deliveries pending (due or scheduled for a retry)',
+      registers: [registry],
+    }),
+    webhookOldestPending: new Gauge({
+      name: 'webhook_oldest_pending_seconds',
+      help: 'Age of the oldest pending webhook delivery (0 when none)',
+      registers: [registry],
+    }),
+    webhooksDisabled: new Gauge({
+      name: 'webhooks_disabled',
+      help: 'Webhooks DEACTIVED (410 from the receiver, or 5 days of failures)',
+      registers: [registry],
+    }),
     callerLookups: new Counter({
       name: 'auth_caller_lookups_total',
       help: 'Callers of authenticated requests, by source: memory (the caller cache) or database',

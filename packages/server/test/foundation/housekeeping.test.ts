@@ -8,6 +8,15 @@ import { createPartner, type Partner, signedInject } from '../support/partner.ts
 import { startServer } from '../support/process.ts';
 import { runCli } from './helpers.ts';
 
+const NOTHING_PURGED = {
+  idempotencyKeys: 0,
+  revokedTokens: 0,
+  ussdSessions: 0,
+  webhookAttempts: 0,
+  webhookDeliveries: 0,
+  webhookEvents: 0,
+};
+
 const count = async (t: TestApp, query: ReturnType<typeof sql>) => {
   const row = await one<{ n: number | string }>(t.ctx.database.db, query);
   return Number(row!.n);
@@ -101,7 +110,7 @@ describe.each(STORES)('housekeeping: expired records are purged (%s)', (store) =
     );
     await purgeExpired(t.ctx.database.db);
     const second = await purgeExpired(t.ctx.database.db);
-    if (store === 'pglite') expect(second).toEqual({ idempotencyKeys: 0, revokedTokens: 0, ussdSessions: 0 });
+    if (store === 'pglite') expect(second).toEqual(NOTHING_PURGED);
     expect(
       await count(
         t,
@@ -117,7 +126,7 @@ describe('partner-api purge (operator CLI, embedded store)', () => {
     const done = await runCli(['--json', 'purge'], { DATA_DIR: dataDir });
     expect(done.code, done.stderr).toBe(0);
     expect(JSON.parse(done.stdout)).toEqual({
-      deleted: { idempotencyKeys: 0, revokedTokens: 0, ussdSessions: 0 },
+      deleted: NOTHING_PURGED,
     });
 
     const server = await startServer({ DATA_DIR: dataDir });

@@ -8,7 +8,19 @@ const BATCH = 1000;
 /** An ended USSD session is kept this long (a late request then gets 400 "expired", later 404). */
 export const USSD_SESSION_RETENTION_SECONDS = 86_400;
 
-export type PurgeCounts = { idempotencyKeys: number; revokedTokens: number; ussdSessions: number };
+/** Webhook events are kept 30 days (GET /v1/webhooks/events lists that much; docs/webhooks.md). */
+export const WEBHOOK_EVENT_RETENTION_DAYS = 30;
+
+const oldEvent = sql`e.created_at <= now() - make_interval(days => ${WEBHOOK_EVENT_RETENTION_DAYS})`;
+
+export type PurgeCounts = {
+  idempotencyKeys: number;
+  revokedTokens: number;
+  ussdSessions: number;
+  webhookAttempts: number;
+  webhookDeliveries: number;
+  webhookEvents: number;
+};
 
 /**
  * Deletes what no request can need any more, in batches:
@@ -16,7 +28,9 @@ export type PurgeCounts = { idempotencyKeys: number; revokedTokens: number; ussd
  *   holds their lock: a claim would take such a record over anyway;
  * - revocations of tokens that have expired (an expired token is refused before its revocation is
  *   read), a minute after their expiry;
- * - USSD sessions that expired more than a day ago.
+ * - USSD sessions that expired more than a day ago;
+ * - webhook events older than 30 days with their deliveries and attempts, children first; a
+ *   delivery still PENDING (a late resend) keeps its event until it ends.
  * Safe on several instances at once: each statement deletes what it finds, and a row another
  * instance deleted first is simply not counted twice.
  */
@@ -36,6 +50,23 @@ export async function purgeExpired(db: Queryable): Promise<PurgeCounts> {
       db,
       sql`ussd_sessions`,
       sql`expires_at <= now() - make_interval(secs => ${USSD_SESSION_RETENTION_SECONDS})`,
+    ),
+    webhookAttempts: await deleteInBatches(
+      db,
+      sql`webhook_attempts`,
+      sql`delivery_id in (select d.id from webhook_deliveries d join webhook_events e on e.id = d.event_id
+  where ${oldEvent} and d.state <> 'PENDING')`,
+    ),
+    webhookDeliveries: await deleteInBatches(
+      db,
+      sql`webhook_deliveries`,
+      sql`state <> 'PENDING' and event_id in (select e.id from webhook_events e where ${oldEvent})`,
+    ),
+    webhookEvents: await deleteInBatches(
+      db,
+      sql`webhook_events`,
+      sql`created_at <= now() - make_interval(days => ${WEBHOOK_EVENT_RETENTION_DAYS})
+  and not exists (select 1 from webhook_deliveries d where d.event_id = webhook_events.id)`,
     ),
   };
 }
@@ -74,7 +105,7 @@ export function startHousekeeping(
     try {
       const counts = await purgeExpired(db);
       onDeleted(counts);
-      if (counts.idempotencyKeys + counts.revokedTokens + counts.ussdSessions > 0) {
+      if (Object.values(counts).some((n) => n > 0)) {
         log.info({ deleted: counts }, 'housekeeping: expired records purged');
       }
     } catch (error) {

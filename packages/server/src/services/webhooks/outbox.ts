@@ -28,7 +28,8 @@ export const NO_EVENTS: EventOutbox = {
   emit: async () => {},
 };
 
-export function createOutbox(): EventOutbox {
+/** `emitted` (metrics): called for each event written, in its transaction (a rollback still counted). */
+export function createOutbox(hooks: { emitted?: (event: WebhookEventName) => void } = {}): EventOutbox {
   return {
     enabled: true,
     async emit(q, { organizationId, event, data, eventId = randomUUID() }) {
@@ -47,6 +48,7 @@ select gen_random_uuid()::text, e.id, w.id, w.organization_id, 'PENDING'
  where w.status = 'ACTIVE'
    and w.subscriptions && ${sql.param(subscriptionKeysFor(event))}::text[]`,
       );
+      hooks.emitted?.(event);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client.ts';
 import { one } from '../../../db/query.ts';
+import { startPassLoop } from '../../../lib/pass-loop.ts';
 import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
 import { type BreakerState, createBreakers, providerFailed } from './breaker.ts';
 import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
@@ -243,18 +244,14 @@ export function startPaymentWorker(
   });
   const deps: PipelineDeps = { ...base, breakers };
   for (const name of adaptersOf(deps.registry).keys()) deps.metrics.breakerState.set({ adapter: name }, 0);
-  let started = false;
-  let stopped = false;
-  let again = false;
-  let current: Promise<void> | undefined;
   let lastGauge = 0;
-  let waiters: Array<() => void> = [];
-
-  const pass = async () => {
-    do {
-      again = false;
+  const loop = startPassLoop({
+    intervalMs: deps.settings.PAYMENT_WORKER_INTERVAL_MS,
+    startDelayMs: options.startDelayMs,
+    pass: async () => {
+      let more = false;
       try {
-        if (await runPipelineOnce(deps)) again = true;
+        more = await runPipelineOnce(deps);
         if (Date.now() - lastGauge >= GAUGE_EVERY_MS) {
           lastGauge = Date.now();
           await updatePendingGauge(deps);
@@ -262,46 +259,15 @@ export function startPaymentWorker(
       } catch (err) {
         deps.log.error({ err }, 'payment worker pass failed');
       }
-      const done = waiters;
-      waiters = [];
-      for (const w of done) w();
-    } while (again && !stopped);
-  };
-  const tick = () => {
-    if (stopped || !started) return;
-    if (current) {
-      again = true;
-      return;
-    }
-    current = pass().finally(() => {
-      current = undefined;
-    });
-  };
-  let interval: NodeJS.Timeout | undefined;
-  const start = setTimeout(() => {
-    started = true;
-    interval = setInterval(tick, deps.settings.PAYMENT_WORKER_INTERVAL_MS);
-    interval.unref();
-    tick();
-  }, options.startDelayMs ?? 0);
-  start.unref();
+      return more;
+    },
+    onError: (err) => deps.log.error({ err }, 'payment worker pass failed'),
+  });
 
   return {
-    nudge: tick,
-    async stop() {
-      stopped = true;
-      clearTimeout(start);
-      if (interval) clearInterval(interval);
-      await current;
-      for (const w of waiters) w();
-      waiters = [];
-    },
-    health: () => ({ worker: stopped ? 'stopped' : 'running', breakers: breakers.all() }),
-    settled: () =>
-      new Promise<void>((resolve) => {
-        if (stopped) return resolve();
-        waiters.push(resolve);
-        tick();
-      }),
+    nudge: loop.nudge,
+    stop: loop.stop,
+    health: () => ({ worker: loop.stopped() ? 'stopped' : 'running', breakers: breakers.all() }),
+    settled: loop.settled,
   };
 }

@@ -1,0 +1,79 @@
+/**
+ * A background worker's rhythm (the payment worker, the webhook worker): a pass every `intervalMs`
+ * after `startDelayMs`, one pass at a time; a nudge during a pass runs one more after it, and a
+ * pass that says there is more work runs again at once. Nothing else is kept in memory.
+ */
+export type PassLoop = {
+  /** Run a pass now; a pass already running runs once more. */
+  nudge(): void;
+  /** Stops the timer and waits for the pass in flight. */
+  stop(): Promise<void>;
+  /** Resolves after the next complete pass. */
+  settled(): Promise<void>;
+  stopped(): boolean;
+};
+
+export function startPassLoop(options: {
+  intervalMs: number;
+  startDelayMs?: number;
+  /** One pass; true when there may be more due work at once. */
+  pass: () => Promise<boolean>;
+  onError: (err: unknown) => void;
+}): PassLoop {
+  let started = false;
+  let stopped = false;
+  let again = false;
+  let current: Promise<void> | undefined;
+  let waiters: Array<() => void> = [];
+
+  const run = async () => {
+    do {
+      again = false;
+      try {
+        if (await options.pass()) again = true;
+      } catch (err) {
+        options.onError(err);
+      }
+      const done = waiters;
+      waiters = [];
+      for (const w of done) w();
+    } while (again && !stopped);
+  };
+  const tick = () => {
+    if (stopped || !started) return;
+    if (current) {
+      again = true;
+      return;
+    }
+    current = run().finally(() => {
+      current = undefined;
+    });
+  };
+  let interval: NodeJS.Timeout | undefined;
+  const start = setTimeout(() => {
+    started = true;
+    interval = setInterval(tick, options.intervalMs);
+    interval.unref();
+    tick();
+  }, options.startDelayMs ?? 0);
+  start.unref();
+
+  return {
+    nudge: tick,
+    async stop() {
+      stopped = true;
+      clearTimeout(start);
+      if (interval) clearInterval(interval);
+      await current;
+      for (const w of waiters) w();
+      waiters = [];
+    },
+    settled: () =>
+      new Promise<void>((resolve) => {
+        if (stopped) return resolve();
+        waiters.push(resolve);
+        tick();
+      }),
+    stopped: () => stopped,
+  };
+}

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, type TestApp } from '../support/app.ts';
+import { createPartner, signedInject } from '../support/partner.ts';
+import { waitFor } from '../ussd/support.ts';
+import { createWebhook, type DeliveryApp, type Receiver, startDeliveryApp } from './delivery-support.ts';
+
+/**
+ * A mutation that emitted an event nudges the local worker after its commit: with a poll interval
+ * of ten minutes, only the nudge can deliver within the test's wait. Own database: see
+ * startDeliveryApp.
+ */
+describe.each(STORES)('a committed mutation nudges the webhook worker on %s', (store) => {
+  let d: DeliveryApp;
+  let t: TestApp;
+  let r: Receiver;
+
+  beforeAll(async () => {
+    d = await startDeliveryApp(store, 'webhook_nudge', {
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_WORKER_INTERVAL_MS: '600000',
+    });
+    t = d.t;
+    r = await d.receiver();
+    await d.worker.settled(); // the first pass, at start, is behind us
+  }, 60_000);
+  afterAll(() => d?.close());
+
+  it('POST /v1/customers: its CUSTOMER.CREATED arrives without waiting for the poll', async () => {
+    const partner = await createPartner(t);
+    await createWebhook(t.ctx.database.db, r.url, ['ALL'], partner.organizationId);
+    const created = await signedInject(t.app, partner, {
+      method: 'POST',
+      url: '/v1/customers',
+      body: { firstName: 'Nudge', lastName: 'Test', msisdn: '254712000002' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    await waitFor(async () => (r.received.length >= 1 ? true : undefined), 20_000, 'the nudged delivery');
+    expect(r.envelopes()[0]).toMatchObject({
+      event: 'CUSTOMER.CREATED',
+      data: { id: created.json().data.id },
+    });
+  });
+});
