@@ -11,6 +11,7 @@ import { freePort, type ServerProcess, startServer } from '../support/process.ts
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
+  countingClient,
   createWebhook,
   deliveriesOf,
   emitEvent,
@@ -138,20 +139,31 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery by real processes',
     await Promise.all(running.splice(0).map((s) => s.stop()));
   }, 180_000);
 
-  it('after a key rotation, deliveries carry the new keyid and verify against GET /v1/webhooks/key', async () => {
+  it('after a key rotation, deliveries carry the new keyid; the SDK verifies them after one re-fetch', async () => {
     const r = await receiver();
     const { organizationId } = await createWebhook(store.db, r.url);
     const published = async (s: ServerProcess): Promise<PublishedKey> =>
       (await fetch(`${s.baseUrl}/v1/webhooks/key`)).json() as Promise<PublishedKey>;
 
-    const before = await serve({ WEBHOOK_SIGNING_KEY: newKey(), WEBHOOK_KEY_GENERATION: '4' });
+    // One address across the rotation, as a partner sees it: the SDK caches the key by base URL.
+    const PORT = String(await freePort());
+    const before = await serve({ PORT, WEBHOOK_SIGNING_KEY: newKey(), WEBHOOK_KEY_GENERATION: '4' });
     const oldKey = await published(before);
     expect(oldKey.keyId).toBe(webhookKeyId('sandbox', 4));
     const first = await emitEvent(store.db, events, organizationId);
     await delivered(first);
+    const { client: sdk, keyFetches } = countingClient(before.baseUrl);
+    const asDelivered = (got: (typeof r.received)[number]) => ({
+      method: 'POST',
+      url: r.url,
+      headers: got.headers,
+      body: got.body,
+    });
+    expect(await sdk.webhooks.verify(asDelivered(r.received[0]!))).toMatchObject({ eventId: first });
+    expect(keyFetches).toHaveLength(1);
     await before.stop();
 
-    const after = await serve({ WEBHOOK_SIGNING_KEY: newKey(), WEBHOOK_KEY_GENERATION: '5' });
+    const after = await serve({ PORT, WEBHOOK_SIGNING_KEY: newKey(), WEBHOOK_KEY_GENERATION: '5' });
     const newPublished = await published(after);
     expect(newPublished.keyId).toBe(webhookKeyId('sandbox', 5));
     const second = await emitEvent(store.db, events, organizationId);
@@ -164,6 +176,9 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery by real processes',
     expect(await verifyBoth(two, r.url, newPublished)).toEqual({ ours: true, independent: true });
     // The old key does not verify the new delivery (its keyid is unknown to it: re-fetch the key).
     expect((await verifyBoth(two, r.url, oldKey)).ours).toBe(false);
+    // The SDK, holding the old key, meets an unknown keyid: one re-fetch, then it verifies.
+    expect(await sdk.webhooks.verify(asDelivered(two))).toMatchObject({ eventId: second });
+    expect(keyFetches).toHaveLength(2);
     await Promise.all(running.splice(0).map((s) => s.stop()));
   }, 180_000);
 });

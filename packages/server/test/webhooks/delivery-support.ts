@@ -3,7 +3,7 @@
  * answers a test scripts, an organization with a webhook written straight into the store (helper
  * A's routes register webhooks; these suites test delivery), and events emitted through the outbox.
  */
-import { createPublicKey, randomUUID } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import {
   createId,
@@ -13,6 +13,7 @@ import {
 } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import { createVerifier, httpbis } from 'http-message-signatures';
+import { PartnerClient } from '../../../sdk/src/index.ts';
 import type { Queryable } from '../../src/db/client.ts';
 import { one, run } from '../../src/db/query.ts';
 import type { EventOutbox } from '../../src/services/webhooks/outbox.ts';
@@ -207,4 +208,22 @@ export async function startDeliveryApp(
     },
   };
   return app;
+}
+
+/** A client that counts its GET /webhooks/key requests (over real HTTP). */
+export function countingClient(baseUrl: string) {
+  const keyFetches: string[] = [];
+  const client = new PartnerClient({
+    baseUrl,
+    clientId: 'receiver',
+    clientSecret: 'unused',
+    keyId: 'unused',
+    privateKey: generateKeyPairSync('ed25519').privateKey,
+    maxRetries: 0,
+    fetch: (input, init) => {
+      if (String(input).endsWith('/webhooks/key')) keyFetches.push(String(input));
+      return fetch(input, init);
+    },
+  });
+  return { client, keyFetches };
 }

@@ -1,8 +1,9 @@
 import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { signWebhookDelivery, type WebhookEnvelope } from '@partner-api/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartnerClient, WebhookVerificationError } from '../../../sdk/src/index.ts';
+import { WebhookVerificationError } from '../../../sdk/src/index.ts';
 import { type ServerProcess, startServer, tempDataDir } from '../support/process.ts';
+import { countingClient } from './delivery-support.ts';
 
 const RECEIVER = 'https://receiver.example/hooks?tenant=7';
 const GENERATION = 2;
@@ -33,24 +34,6 @@ function delivery(
     now: options.now,
   });
   return { method: 'POST', url: RECEIVER, headers, body, envelope };
-}
-
-/** A client that counts its GET /webhooks/key requests (over real HTTP). */
-function countingClient(baseUrl: string) {
-  const keyFetches: string[] = [];
-  const client = new PartnerClient({
-    baseUrl,
-    clientId: 'receiver',
-    clientSecret: 'unused',
-    keyId: 'unused',
-    privateKey: newKey(),
-    maxRetries: 0,
-    fetch: (input, init) => {
-      if (String(input).endsWith('/webhooks/key')) keyFetches.push(String(input));
-      return fetch(input, init);
-    },
-  });
-  return { client, keyFetches };
 }
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {

@@ -1,0 +1,154 @@
+import { WEBHOOK_EVENTS, type WebhookEnvelope } from '@partner-api/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartnerClient } from '../../../sdk/src/index.ts';
+import { adminInject } from '../foundation/helpers.ts';
+import { STORES } from '../support/app.ts';
+import { createPartner, newSigningKey, signedInject } from '../support/partner.ts';
+import { ensureCatalog, FIXTURES, refOf, ussdClient, waitFor } from '../ussd/support.ts';
+import { type DeliveryApp, type PublishedKey, startDeliveryApp, verifyBoth } from './delivery-support.ts';
+
+/**
+ * Issue 18's acceptance, end to end: every event type, caused by the API call a partner makes (not
+ * emitted by hand), reaches a real HTTPS receiver through the delivery worker, and each delivery
+ * verifies three ways: the SDK's `webhooks.verify` (fetching the published key), the contract's
+ * recipe, and the independent `http-message-signatures` library.
+ */
+describe.each(STORES)('every event type, caused through the API, delivered and verified on %s', (store) => {
+  let d: DeliveryApp;
+  beforeAll(async () => {
+    d = await startDeliveryApp(store, 'webhook_acceptance', {
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_WORKER_INTERVAL_MS: '100',
+    });
+    await ensureCatalog(d.t);
+  }, 60_000);
+  afterAll(() => d?.close());
+
+  it('AUTH, CUSTOMER, REQUEST, TRANSACTION and WEBHOOK events arrive, each signed and verified', async () => {
+    const { t } = d;
+    const r = await d.receiver();
+    const partner = await createPartner(t);
+    const ok = async (status: number, promise: ReturnType<typeof signedInject>) => {
+      const res = await promise;
+      expect(res.statusCode, res.body).toBe(status);
+      return res.json();
+    };
+
+    // WEBHOOK.CREATED: the connection test every webhook gets.
+    await ok(
+      201,
+      signedInject(t.app, partner, {
+        method: 'POST',
+        url: '/v1/webhooks',
+        body: { url: r.url, subscriptions: ['ALL'] },
+      }),
+    );
+    // AUTH.CREATED, then AUTH.DELETED for the same token.
+    const issued = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/token',
+      payload: { clientId: partner.clientId, clientSecret: partner.clientSecret },
+    });
+    expect(issued.statusCode).toBe(200);
+    await ok(
+      200,
+      signedInject(
+        t.app,
+        { ...partner, token: issued.json().token },
+        { method: 'POST', url: '/v1/oauth/revoke' },
+      ),
+    );
+    // CUSTOMER.CREATED and CUSTOMER.UPDATED.
+    const customer = await ok(
+      201,
+      signedInject(t.app, partner, {
+        method: 'POST',
+        url: '/v1/customers',
+        body: { firstName: 'Wanjiru', lastName: 'Mutua', msisdn: '254712009001' },
+      }),
+    );
+    const customerId = customer.data.id as string;
+    await ok(
+      200,
+      signedInject(t.app, partner, {
+        method: 'PATCH',
+        url: `/v1/customers/${customerId}`,
+        body: { lastName: 'Njoroge' },
+      }),
+    );
+    // REQUEST.CREATED and TRANSACTION.CREATED: a buy through USSD (1002: the simulator never settles it).
+    const submitted = await ussdClient(t, partner).walk(customerId, [
+      '1',
+      '8',
+      FIXTURES.buy.symbol,
+      '1',
+      '1',
+      '1002',
+      '1',
+    ]);
+    expect(submitted.currentState, submitted.ussdText).toBe('BUY_SUBMITTED');
+    const orderId = refOf(submitted);
+    // TRANSACTION.UPDATED and REQUEST.UPDATED: the payment settled by the operator.
+    const transactionId = await waitFor(async () => {
+      const found = r.envelopes().find((e: WebhookEnvelope) => e.event === 'TRANSACTION.CREATED');
+      return found ? (found.data.transactionId as string) : undefined;
+    }, 30_000);
+    const settled = await adminInject(t, 'POST', `/admin/transactions/${transactionId}/settle`, {
+      status: 'SUCCESS',
+    });
+    expect(settled.statusCode, settled.body).toBe(200);
+    // WEBHOOK.UPDATED.
+    await ok(
+      200,
+      signedInject(t.app, partner, { method: 'PUT', url: '/v1/webhooks', body: { subscriptions: ['ALL'] } }),
+    );
+
+    const types = () => new Set(r.envelopes().map((e: WebhookEnvelope) => e.event));
+    await waitFor(
+      async () => (types().size === WEBHOOK_EVENTS.length ? true : undefined),
+      60_000,
+      'every event type',
+    );
+    expect([...types()].sort()).toEqual([...WEBHOOK_EVENTS].sort());
+    const byEvent = (name: string) => r.envelopes().filter((e: WebhookEnvelope) => e.event === name);
+    expect(byEvent('CUSTOMER.CREATED').map((e) => e.data.id)).toEqual([customerId]);
+    expect(byEvent('REQUEST.UPDATED').map((e) => [e.data.orderId, e.data.status])).toEqual(
+      expect.arrayContaining([
+        [orderId, 'PAID'],
+        [orderId, 'EXECUTED'],
+      ]),
+    );
+    expect(byEvent('AUTH.DELETED').map((e) => e.data.tokenId)).toEqual([issued.json().tokenId]);
+
+    // Each delivery verifies: the SDK (key fetched by id from the server), and two implementations.
+    const key = (await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).json() as PublishedKey;
+    let keyFetches = 0;
+    const sdk = new PartnerClient({
+      baseUrl: 'http://localhost:8080',
+      clientId: 'receiver',
+      clientSecret: 'unused',
+      ...(({ keyId, privateKey }) => ({ keyId, privateKey }))(newSigningKey()),
+      maxRetries: 0,
+      // The SDK's key lookup, answered by this app (inject), counted.
+      fetch: async (input) => {
+        keyFetches++;
+        const res = await t.app.inject({ method: 'GET', url: new URL(String(input)).pathname });
+        return new Response(res.body, {
+          status: res.statusCode,
+          headers: { 'content-type': 'application/json' },
+        });
+      },
+    });
+    for (const delivery of r.received) {
+      const envelope = await sdk.webhooks.verify({
+        method: 'POST',
+        url: r.url,
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      expect(envelope).toEqual(JSON.parse(delivery.body));
+      expect(await verifyBoth(delivery, r.url, key)).toEqual({ ours: true, independent: true });
+    }
+    expect(keyFetches).toBe(1);
+  }, 120_000);
+});
