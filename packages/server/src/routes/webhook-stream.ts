@@ -5,6 +5,7 @@ import { signWebhookDelivery, type WebhookEnvelope, webhookKeyId } from '@partne
 import type { FastifyInstance } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { loadCaller } from '../services/auth/load-caller.ts';
 import { EventFeed } from '../services/webhooks/event-feed.ts';
 import type { RouteDeps } from './deps.ts';
 
@@ -48,8 +49,10 @@ function message(envelope: WebhookEnvelope, headers: Record<string, string>): st
  * text/event-stream, each with the headers of a delivery to `forwardTo` signed afresh with the
  * service's webhook key, so that `partner listen` forwards them unchanged and the local receiver
  * verifies them with the published key. Registered inside the authenticated scope: token, client
- * id, allowlist and signature are checked once, at connection. The stream ends at the token's
- * expiry, on client disconnect and when the server closes.
+ * id, allowlist and signature are checked at connection; before every read the caller is loaded
+ * again from the database, so the stream ends at the first poll after the token is revoked or the
+ * credential or organization deactivated (on any instance). It also ends at the token's expiry, on
+ * client disconnect and when the server closes.
  */
 export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
@@ -65,7 +68,18 @@ export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDep
     '/webhooks/events/stream',
     { schema: { querystring: streamQuerySchema } },
     async (request, reply) => {
-      const { organizationId, tokenExpiresAt } = request.auth!;
+      const { organizationId, tokenExpiresAt, credentialId, tokenId } = request.auth!;
+      // What authorised the stream still holds: not revoked, credential and organization active.
+      const stillAuthorised = async () => {
+        const caller = await loadCaller({ db, credentialId, jti: tokenId });
+        return (
+          caller !== undefined &&
+          !caller.revoked &&
+          caller.isActive &&
+          caller.organizationActive &&
+          (caller.expiresAt === null || caller.expiresAt.getTime() > Date.now())
+        );
+      };
       const forwardTo = new URL(request.query.forwardTo).href;
       const feed = await EventFeed.start(db, organizationId);
       const out = new PassThrough();
@@ -87,6 +101,7 @@ export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDep
 
       const tick = async () => {
         try {
+          if (!(await stillAuthorised())) return end();
           for (const envelope of await feed.next(db)) {
             // Ended while the read was under way: nothing more is written.
             if (!out.writable) break;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamedWebhookEvent } from '../../../sdk/src/index.ts';
 import { isLocalForwardUrl } from '../../src/routes/webhook-stream.ts';
-import { NOT_FOUND_BODY } from '../foundation/helpers.ts';
+import { adminInject, NOT_FOUND_BODY } from '../foundation/helpers.ts';
 import { buildTestApp, STORES } from '../support/app.ts';
 import {
   type ListeningApp,
@@ -142,6 +142,52 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
         ],
       });
     }
+  });
+
+  it('ends an open stream at the first poll after its token is revoked or its organization deactivated', async () => {
+    const consume = (client: ReturnType<typeof sdkClient>) => {
+      const got: StreamedWebhookEvent[] = [];
+      let ended = false;
+      let opened = false;
+      const done = (async () => {
+        try {
+          const events = client.webhooks.events.stream({
+            forwardTo: FORWARD_TO,
+            onOpen: () => (opened = true),
+          });
+          for await (const event of events) got.push(event);
+        } finally {
+          ended = true;
+        }
+      })();
+      return { got, done, ended: () => ended, opened: () => opened };
+    };
+
+    // Revoked: the stream's own token, revoked while the stream is open.
+    const revoking = await listeningPartner(t);
+    const client = sdkClient(revoking);
+    const first = consume(client);
+    await until('the stream to open', first.opened);
+    await emit(t, revoking.organizationId, 'before-revoke');
+    await until('the first event', () => markers(first.got).includes('before-revoke'));
+    await client.oauth.revoke();
+    await until('the stream to end after the revoke', first.ended);
+    await first.done;
+
+    // Deactivated: the organization switched off by the operator.
+    const deactivated = await listeningPartner(t);
+    const second = consume(sdkClient(deactivated));
+    await until('the stream to open', second.opened);
+    await emit(t, deactivated.organizationId, 'before-deactivation');
+    await until('the first event', () => markers(second.got).includes('before-deactivation'));
+    const off = await adminInject(t, 'PATCH', `/admin/organizations/${deactivated.organizationId}`, {
+      isActive: false,
+    });
+    expect(off.statusCode, off.body).toBe(200);
+    await until('the stream to end after the deactivation', second.ended);
+    await emit(t, deactivated.organizationId, 'after-deactivation');
+    await second.done;
+    expect(markers(second.got)).toEqual(['before-deactivation']);
   });
 
   it('ends open streams when the server closes', async () => {
