@@ -49,7 +49,9 @@ program
 
 program
   .command('purge')
-  .description('delete expired idempotency records, revocations of expired tokens, old USSD sessions and webhook events past 30 days')
+  .description(
+    'delete expired idempotency records, revocations of expired tokens, old USSD sessions and webhook events past 30 days',
+  )
   .action(async () => {
     const { purgeExpired, withStores } = await import('@partner-api/server');
     const deleted = await withStores((runtime) => purgeExpired(runtime.database.db));
