@@ -1,12 +1,12 @@
-import { createPrivateKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { signWebhookDelivery, type WebhookEnvelope, webhookKeyId } from '@partner-api/contract';
+import { signWebhookDelivery, type WebhookEnvelope } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { loadCaller } from '../services/auth/load-caller.ts';
 import { EventFeed } from '../services/webhooks/event-feed.ts';
+import { webhookSigningKey } from '../services/webhooks/signing-key.ts';
 import type { RouteDeps } from './deps.ts';
 
 export const STREAM_POLL_MS = 1000;
@@ -56,8 +56,7 @@ function message(envelope: WebhookEnvelope, headers: Record<string, string>): st
  */
 export async function webhookStreamRoute(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
-  const privateKey = createPrivateKey(ctx.secrets.webhookSigningKey);
-  const keyId = webhookKeyId(ctx.config.APP_ENV, ctx.config.WEBHOOK_KEY_GENERATION);
+  const { keyId, privateKey } = webhookSigningKey(ctx);
   const open = new Set<() => void>();
   // Before close waits for in-flight requests: an open stream would hold it forever.
   app.addHook('preClose', async () => {

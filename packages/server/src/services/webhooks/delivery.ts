@@ -18,7 +18,7 @@ import {
   parseRetryAfter,
   type RetrySettings,
 } from './schedule.ts';
-import { type SenderOptions, type SendOutcome, sendDelivery } from './sender.ts';
+import { type SenderOptions, sendDelivery } from './sender.ts';
 
 export type DeliverySettings = RetrySettings & {
   WEBHOOK_WORKER_BATCH: number;
@@ -59,17 +59,6 @@ export function envelopeOf(delivery: Pick<ClaimedDelivery, 'eventId' | 'event' |
   return JSON.stringify(envelope);
 }
 
-type Outcome = 'success' | 'http_error' | 'redirect' | 'timeout' | 'refused' | 'network';
-
-function outcomeOf(sent: SendOutcome): Outcome {
-  if (sent.status !== null) {
-    if (sent.status >= 200 && sent.status < 300) return 'success';
-    return sent.status >= 300 && sent.status < 400 ? 'redirect' : 'http_error';
-  }
-  if (sent.error?.startsWith('timeout')) return 'timeout';
-  return sent.error?.startsWith('refused') ? 'refused' : 'network';
-}
-
 /**
  * One claimed delivery: sign afresh (the attempt's time, the published key), POST to the webhook's
  * current URL outside any transaction, then record the attempt and decide, in one transaction:
@@ -88,7 +77,7 @@ export async function deliverClaimed(deps: DeliveryDeps, delivery: ClaimedDelive
   });
   const at = deps.clock();
   const sent = await sendDelivery({ url: delivery.url, body, headers }, deps.sender);
-  const outcome = outcomeOf(sent);
+  const outcome = sent.kind;
   deps.metrics.webhookAttempts.inc({ outcome });
   deps.metrics.webhookLatency.observe(sent.latencyMs / 1000);
   const now = deps.clock();

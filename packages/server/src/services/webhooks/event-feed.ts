@@ -2,6 +2,7 @@ import type { WebhookEnvelope } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { dateOf, one, rows } from '../../db/query.ts';
+import { unixOf } from './present.ts';
 
 /**
  * An organization's new events, read from the outbox by polling (docs/webhooks.md, "partner listen
@@ -61,7 +62,7 @@ export class EventFeed {
     return found.map((row) => ({
       eventId: row.id,
       event: row.event,
-      createdAt: Math.floor(dateOf(row.createdAt).getTime() / 1000),
+      createdAt: unixOf(row.createdAt),
       data: row.data,
     }));
   }
@@ -88,5 +89,5 @@ export async function recentEvents(
  order by created_at desc, id desc
  limit ${limit}`,
   );
-  return found.map((row) => ({ ...row, createdAt: Math.floor(dateOf(row.createdAt).getTime() / 1000) }));
+  return found.map((row) => ({ ...row, createdAt: unixOf(row.createdAt) }));
 }

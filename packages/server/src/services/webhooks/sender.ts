@@ -8,7 +8,11 @@ export const RESPONSE_BODY_LIMIT = 4096;
 /** The most of that body an attempt's error quotes. */
 const ERROR_SNIPPET = 200;
 
+/** What happened to an attempt, for the metrics (`webhook_delivery_attempts_total{outcome}`). */
+export type SendKind = 'success' | 'http_error' | 'redirect' | 'timeout' | 'refused' | 'network';
+
 export type SendOutcome = {
+  kind: SendKind;
   /** The receiver's status, when it answered. */
   status: number | null;
   /** Null on a 2xx; else a short reason (never a stack, never the whole body). */
@@ -56,13 +60,18 @@ export function sendDelivery(
       url = new URL(target.url);
       if (url.protocol !== 'https:') throw new Error('not https');
     } catch {
-      resolve({ status: null, error: 'url is not a valid https URL', latencyMs: 0 });
+      resolve({ kind: 'network', status: null, error: 'url is not a valid https URL', latencyMs: 0 });
       return;
     }
     // Node dials an IP literal without calling `lookup`: such a host is checked here instead.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(literal) !== 0 && !options.allowPrivate && !isPublicAddress(literal)) {
-      resolve({ status: null, error: `refused: ${literal} is a non-public address`, latencyMs: 0 });
+      resolve({
+        kind: 'refused',
+        status: null,
+        error: `refused: ${literal} is a non-public address`,
+        latencyMs: 0,
+      });
       return;
     }
     // `secureContext` reaches tls.connect (Node passes the request's options through); the https
@@ -76,15 +85,21 @@ export function sendDelivery(
     };
     const req = request(url, requestOptions);
     const deadline = setTimeout(() => {
-      finish({ status: null, error: `timeout: no answer within ${options.timeoutMs} ms` });
+      finish({ kind: 'timeout', status: null, error: `timeout: no answer within ${options.timeoutMs} ms` });
       req.destroy();
     }, options.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: describeError(err) }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({
+        kind: err instanceof RefusedAddressError ? 'refused' : 'network',
+        status: null,
+        error: describeError(err),
+      }),
+    );
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 200 && status < 300) {
         // Success is the status line: the body is not needed (nor waited for, however long).
-        finish({ status, error: null });
+        finish({ kind: 'success', status, error: null });
         res.destroy();
         return;
       }
@@ -93,7 +108,12 @@ export function sendDelivery(
       let size = 0;
       const done = () => {
         const body = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8');
-        finish({ status, error: statusError(status, body), ...(retryAfter ? { retryAfter } : {}) });
+        finish({
+          kind: status >= 300 && status < 400 ? 'redirect' : 'http_error',
+          status,
+          error: statusError(status, body),
+          ...(retryAfter ? { retryAfter } : {}),
+        });
         res.destroy();
       };
       res.on('data', (chunk: Buffer) => {
@@ -109,9 +129,8 @@ export function sendDelivery(
   });
 }
 
-/** Null for 2xx; the reason otherwise, with a short, single-line quote of the body. */
-function statusError(status: number, body: string): string | null {
-  if (status >= 200 && status < 300) return null;
+/** The reason a non-2xx answer failed, with a short, single-line quote of the body. */
+function statusError(status: number, body: string): string {
   const snippet = body
     .replace(/\p{Cc}+/gu, ' ')
     .trim()

@@ -1,5 +1,6 @@
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { WEBHOOK_KEY_ALGORITHM, type WebhookKeyResponse, webhookKeyId } from '@partner-api/contract';
+import type { AppContext } from '../../context.ts';
 
 /**
  * The public half of the webhook signing key, as PEM and as a JWKS, named by the environment and
@@ -26,5 +27,16 @@ export function describeWebhookKey({
     algorithm: WEBHOOK_KEY_ALGORITHM,
     publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
     jwks: { keys: [{ kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid: keyId, alg: 'EdDSA', use: 'sig' }] },
+  };
+}
+
+/** The key deliveries and the event stream sign with, under the id GET /v1/webhooks/key publishes. */
+export function webhookSigningKey(ctx: Pick<AppContext, 'config' | 'secrets'>): {
+  keyId: string;
+  privateKey: KeyObject;
+} {
+  return {
+    keyId: webhookKeyId(ctx.config.APP_ENV, ctx.config.WEBHOOK_KEY_GENERATION),
+    privateKey: createPrivateKey(ctx.secrets.webhookSigningKey),
   };
 }

@@ -1,11 +1,10 @@
-import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { webhookKeyId } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
 import { startPassLoop } from '../../lib/pass-loop.ts';
 import { type DeliveryDeps, runDeliveriesOnce } from './delivery.ts';
 import { queueStats } from './delivery-store.ts';
 import { senderContext } from './sender.ts';
+import { webhookSigningKey } from './signing-key.ts';
 import { systemLookup } from './target.ts';
 
 export type WebhookWorker = {
@@ -37,10 +36,7 @@ export function deliveryDeps(ctx: AppContext, log: Log): DeliveryDeps {
         config.WEBHOOKS_CA_FILE ? readFileSync(config.WEBHOOKS_CA_FILE, 'utf8') : undefined,
       ),
     },
-    signingKey: {
-      keyId: webhookKeyId(config.APP_ENV, config.WEBHOOK_KEY_GENERATION),
-      privateKey: createPrivateKey(ctx.secrets.webhookSigningKey),
-    },
+    signingKey: webhookSigningKey(ctx),
     clock: () => new Date(),
   };
 }
