@@ -49,6 +49,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       idleTimeoutMillis: 30_000,
       // A dependency that is reachable but stuck must become a 503, never a hang.
       query_timeout: 10_000,
+      // A statement whose client is gone (a cut connection, a killed process) is cancelled within
+      // half a second, even while it waits on a lock, instead of running on to its commit
+      // (PostgreSQL 14+; plugins/idempotency.ts, respondCreated).
+      options: '-c client_connection_check_interval=500',
     },
     poolGuard(breaker, isDatabaseUnavailable),
   );

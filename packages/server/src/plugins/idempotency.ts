@@ -6,11 +6,22 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { run } from '../db/query.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
-import { type Claim, claimKey, completeKey, completion, releaseKey } from '../services/idempotency/store.ts';
+import {
+  type Claim,
+  type ClaimOutcome,
+  claimKey,
+  completeKey,
+  completion,
+  createInOneStatement,
+  releaseKey,
+} from '../services/idempotency/store.ts';
+import type { EmittedEvent } from '../services/webhooks/outbox.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: Claim;
+    /** Checked but not yet claimed (`requireIdempotencyKeyOnly`, then `respondCreated`). */
+    idempotencyKey?: Claim;
   }
 }
 
@@ -30,45 +41,72 @@ function fingerprintOf(request: FastifyRequest): string {
   return `${request.method} ${request.url.split('?', 1)[0]} ${bodyHash}`;
 }
 
+/** The claim a request's X-Idempotency-Key names, or the spec's 400 for a missing or malformed key. */
+function keyOf(request: FastifyRequest): Claim {
+  const header = request.headers['x-idempotency-key'];
+  if (header === undefined || header === '') {
+    throw new AppError(400, ErrorLabel.badRequest, ErrorMessage.idempotencyKeyRequired);
+  }
+  const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
+  if (!key)
+    throw validationFailed([{ field: 'x-idempotency-key', message: 'X-Idempotency-Key must be a UUID' }]);
+  return { credentialId: request.auth!.credentialId, key };
+}
+
+/** Claims the key; a replay, a mismatch or a key in flight is answered here and the work never runs. */
+async function claimOrAnswer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, claim: Claim) {
+  const outcome = await claimKey(
+    ctx.database.db,
+    claim,
+    fingerprintOf(request),
+    ctx.config.IDEMPOTENCY_TTL_SECONDS,
+    ctx.config.IDEMPOTENCY_LOCK_SECONDS,
+  );
+  return answerOutcome(ctx, request, reply, claim, outcome);
+}
+
+function answerOutcome(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  claim: Claim,
+  outcome: ClaimOutcome,
+) {
+  switch (outcome.kind) {
+    case 'claimed':
+      request.idempotency = claim;
+      ctx.metrics.idempotency.inc({ outcome: 'executed' });
+      return;
+    case 'mismatch':
+      ctx.metrics.idempotency.inc({ outcome: 'mismatch' });
+      throw new AppError(422, ErrorLabel.unprocessable, ErrorMessage.idempotencyPayloadMismatch);
+    case 'in_progress':
+      ctx.metrics.idempotency.inc({ outcome: 'conflict' });
+      throw new AppError(409, ErrorLabel.conflict, ErrorMessage.idempotencyInProgress);
+    case 'replay':
+      ctx.metrics.idempotency.inc({ outcome: 'replayed' });
+      return reply
+        .code(outcome.response.status)
+        .headers({ ...outcome.response.headers, 'Idempotent-Replayed': 'true' })
+        .type('application/json; charset=utf-8')
+        .send(outcome.response.body);
+  }
+}
+
 /** preHandler of every mutating route that requires X-Idempotency-Key (after auth and validation). */
 export function createIdempotencyGuard(ctx: AppContext): preHandlerHookHandler {
   return async function requireIdempotencyKey(request, reply) {
-    const header = request.headers['x-idempotency-key'];
-    if (header === undefined || header === '') {
-      throw new AppError(400, ErrorLabel.badRequest, ErrorMessage.idempotencyKeyRequired);
-    }
-    const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
-    if (!key)
-      throw validationFailed([{ field: 'x-idempotency-key', message: 'X-Idempotency-Key must be a UUID' }]);
-    const claim = { credentialId: request.auth!.credentialId, key };
-    const outcome = await claimKey(
-      ctx.database.db,
-      claim,
-      fingerprintOf(request),
-      ctx.config.IDEMPOTENCY_TTL_SECONDS,
-      ctx.config.IDEMPOTENCY_LOCK_SECONDS,
-    );
-    switch (outcome.kind) {
-      case 'claimed':
-        request.idempotency = claim;
-        ctx.metrics.idempotency.inc({ outcome: 'executed' });
-        return;
-      case 'mismatch':
-        ctx.metrics.idempotency.inc({ outcome: 'mismatch' });
-        throw new AppError(422, ErrorLabel.unprocessable, ErrorMessage.idempotencyPayloadMismatch);
-      case 'in_progress':
-        ctx.metrics.idempotency.inc({ outcome: 'conflict' });
-        throw new AppError(409, ErrorLabel.conflict, ErrorMessage.idempotencyInProgress);
-      case 'replay':
-        ctx.metrics.idempotency.inc({ outcome: 'replayed' });
-        return reply
-          .code(outcome.response.status)
-          .headers({ ...outcome.response.headers, 'Idempotent-Replayed': 'true' })
-          .type('application/json; charset=utf-8')
-          .send(outcome.response.body);
-    }
+    return claimOrAnswer(ctx, request, reply, keyOf(request));
   };
 }
+
+/**
+ * The guard of a route that answers with `respondCreated`: it checks the key but claims nothing, so
+ * that the claim, the row and the stored answer can be one statement.
+ */
+export const requireIdempotencyKeyOnly: preHandlerHookHandler = async (request) => {
+  request.idempotencyKey = keyOf(request);
+};
 
 export type HandlerResult = { status: number; body: unknown };
 
@@ -94,27 +132,56 @@ export async function respondInTransaction(
 }
 
 /**
- * respondInTransaction for a mutation whose answer is known before it runs (a create whose id and
- * timestamps the server chose): the row and the stored answer are written by one statement (the
- * answer as a CTE of `write`), so a signed create costs BEGIN, that statement and COMMIT after the
- * claim, instead of BEGIN, the insert, the stored answer and COMMIT. Same semantics: the claim stays
- * a statement of its own (409 while in flight, 422, replays); a failure stores nothing for a 5xx.
+ * The answer of a create whose id and timestamps the server chose, known before it runs (a route
+ * guarded by `requireIdempotencyKeyOnly`). New key: the key's record with this answer, the row
+ * (`insertFrom`) and its webhook event are one autocommit statement, so the signed create costs one
+ * database round trip (docs/performance.md, "A signed create in one statement"). Same semantics as
+ * `respondInTransaction`: a duplicate while it runs is a 409; a key that has a record takes the
+ * ordinary path (replay, 422, 409, or a crashed request's expired lock taken over); a failure
+ * stores nothing (5xx). A client gone while the statement waits: PostgreSQL cancels it
+ * (`client_connection_check_interval`, db/client.ts) or it commits whole, row and answer, and the
+ * retry replays it; either way once.
  */
 export async function respondCreated(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  created: { status: number; body: unknown; write: SQL },
+  created: { status: number; body: unknown; insertFrom: (source: SQL) => SQL; event?: EmittedEvent },
 ): Promise<FastifyReply> {
   const payload = JSON.stringify(created.body);
-  await settle(ctx, request, async (tx, claim) => {
-    const answer = { status: created.status, body: payload, headers: {} };
-    await run(
-      tx,
-      claim ? sql`with stored as (${completion(claim, answer)}) ${created.write}` : created.write,
-    );
-    return { status: created.status, payload };
-  });
+  const answer = { status: created.status, body: payload, headers: {} };
+  const { event } = created;
+  const claim = request.idempotencyKey!;
+  const writes = (source: SQL) =>
+    event
+      ? sql`created_row as (${created.insertFrom(source)}), ${ctx.events.emission(event, source)}`
+      : sql`created_row as (${created.insertFrom(source)})`;
+  const fingerprint = fingerprintOf(request);
+  const outcome = await createInOneStatement(
+    ctx.database.db,
+    claim,
+    fingerprint,
+    ctx.config.IDEMPOTENCY_TTL_SECONDS,
+    answer,
+    writes(sql`from claim`),
+  );
+  if (outcome.kind === 'created') {
+    ctx.metrics.idempotency.inc({ outcome: 'executed' });
+  } else {
+    if (outcome.kind === 'ordinary') await claimOrAnswer(ctx, request, reply, claim);
+    else await answerOutcome(ctx, request, reply, claim, outcome);
+    if (reply.sent) return reply;
+    // Claimed (an expired record, or a crashed request's lock): the transaction, as for any mutation.
+    await settle(ctx, request, async (tx, claimed) => {
+      const stored = claimed ? sql`stored as (${completion(claimed, answer)}), ` : sql``;
+      await run(tx, sql`with ${stored}${writes(sql``)} select 1`);
+      return { status: created.status, payload };
+    });
+  }
+  if (event) {
+    ctx.events.emitted(event.event);
+    ctx.webhookWorker?.nudge();
+  }
   return reply.code(created.status).type('application/json; charset=utf-8').send(payload);
 }
 

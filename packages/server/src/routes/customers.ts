@@ -11,9 +11,8 @@ import {
   ErrorMessage,
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { run } from '../db/query.ts';
 import { AppError } from '../lib/errors.ts';
-import { respondCreated, respondInTransaction } from '../plugins/idempotency.ts';
+import { requireIdempotencyKeyOnly, respondCreated, respondInTransaction } from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
 import { getCustomer } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
@@ -33,20 +32,16 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
 
   app.post<{ Body: CustomerCreate }>(
     '/customers',
-    { schema: { body: customerCreateSchema }, preHandler: idempotency },
+    { schema: { body: customerCreateSchema }, preHandler: requireIdempotencyKeyOnly },
     (request, reply) => {
       const organizationId = organizationOf(request);
-      const { customer, insert } = newCustomer(organizationId, request.body);
+      const { customer, insertFrom } = newCustomer(organizationId, request.body);
       const body = { message: CustomerMessage.created, data: customer };
-      // The row and the stored answer in one statement (plugins/idempotency.ts).
-      if (!ctx.events.enabled)
-        return respondCreated(ctx, request, reply, { status: 201, body, write: insert });
-      // WEBHOOKS_PREVIEW: the row and its CUSTOMER.CREATED commit together (one statement more).
-      return respondInTransaction(ctx, request, reply, async (tx) => {
-        await run(tx, insert);
-        await ctx.events.emit(tx, { organizationId, event: 'CUSTOMER.CREATED', data: customer });
-        return { status: 201, body };
-      });
+      // The key's record, the row and its CUSTOMER.CREATED in one statement (plugins/idempotency.ts).
+      const event = ctx.events.enabled
+        ? { organizationId, event: 'CUSTOMER.CREATED' as const, data: customer }
+        : undefined;
+      return respondCreated(ctx, request, reply, { status: 201, body, insertFrom, event });
     },
   );
 

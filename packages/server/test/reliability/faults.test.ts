@@ -300,76 +300,107 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL cut at run time (the app behind a rel
     );
   }, 40_000);
 
-  it('a customer create cut in the middle leaves no row; its idempotent retry afterwards creates exactly one', async () => {
-    const lastName = `Cut${randomUUID().slice(0, 8)}`;
-    const key = randomUUID();
-    const create = () =>
+  // POST /v1/customers is one autocommit statement (the key's record, the row, its answer: see
+  // plugins/idempotency.ts, respondCreated). A cut while it runs ends one of two ways, both exactly once.
+  describe('a customer create cut in the middle', () => {
+    const create = (key: string, lastName: string) =>
       signedInject(t.app, partner, {
         method: 'POST',
         url: '/v1/customers',
         body: { firstName: 'Half', lastName },
         idempotencyKey: key,
       });
-    const rows = async () =>
-      (
-        await direct.query(
-          'select count(*)::int as n from customers where organization_id = $1 and last_name = $2',
-          [partner.organizationId, lastName],
-        )
-      ).rows[0].n as number;
-
-    // Hold the organization row: the insert's foreign-key check waits on it, inside the transaction.
-    const holder = await direct.connect();
-    let blocked: number | undefined;
-    try {
-      await holder.query('begin');
-      await holder.query('select 1 from organizations where id = $1 for update', [partner.organizationId]);
-      const holderPid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid as number;
-      const inFlight = create();
+    const written = async (key: string, lastName: string) => {
+      const { rows } = await direct.query(
+        `select (select count(*)::int from customers where organization_id = $1 and last_name = $2) as customers,
+                (select count(*)::int from idempotency_keys where key = $3) as keys,
+                (select count(*)::int from idempotency_keys where key = $3 and response_status = 201) as answered`,
+        [partner.organizationId, lastName, key],
+      );
+      return rows[0] as { customers: number; keys: number; answered: number };
+    };
+    const waitUntilGone = async (pid: number) => {
       const deadline = Date.now() + 10_000;
-      while (blocked === undefined) {
-        const { rows: waiting } = await direct.query(
-          'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
-          [holderPid],
-        );
-        blocked = waiting[0]?.pid;
-        if (Date.now() > deadline) throw new Error('the insert never blocked');
-        if (blocked === undefined) await sleep(20);
+      while ((await direct.query('select 1 from pg_stat_activity where pid = $1', [pid])).rowCount) {
+        if (Date.now() > deadline) throw new Error('the cut backend never ended');
+        await sleep(50);
       }
-      // The database goes away while the insert waits, before anything is committed.
-      await relay.cut('refuse');
-      faults += 1;
-      const cut = await inFlight;
-      expect([cut.statusCode, cut.body]).toEqual([503, '{"error":"Service Unavailable"}']);
-    } finally {
-      await holder.query('commit');
-      holder.release();
-    }
-    // The orphaned backend finishes its wait, finds its client gone, and rolls back.
-    const deadline = Date.now() + 10_000;
-    while ((await direct.query('select 1 from pg_stat_activity where pid = $1', [blocked])).rowCount) {
-      if (Date.now() > deadline) throw new Error('the cut backend never ended');
-      await sleep(50);
-    }
-    expect(await rows()).toBe(0);
+    };
 
-    await relay.restore();
-    await waitForDatabase();
-    // The key may still be locked by the cut request (IDEMPOTENCY_LOCK_SECONDS=2 here): 409, then it runs.
-    let retry = await create();
-    const retryDeadline = Date.now() + 10_000;
-    while (retry.statusCode === 409 && Date.now() < retryDeadline) {
-      await sleep(250);
-      retry = await create();
+    /** Cuts PostgreSQL while the create's statement waits on the organization row (held here). */
+    async function cutWhileWaiting(
+      key: string,
+      lastName: string,
+      releaseHolder: 'at once' | 'after the backend ends',
+    ) {
+      const holder = await direct.connect();
+      let blocked: number | undefined;
+      try {
+        await holder.query('begin');
+        await holder.query('select 1 from organizations where id = $1 for update', [partner.organizationId]);
+        const holderPid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+        const inFlight = create(key, lastName);
+        const deadline = Date.now() + 10_000;
+        while (blocked === undefined) {
+          const { rows: waiting } = await direct.query(
+            'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+            [holderPid],
+          );
+          blocked = waiting[0]?.pid;
+          if (Date.now() > deadline) throw new Error('the insert never blocked');
+          if (blocked === undefined) await sleep(20);
+        }
+        // The database goes away while the statement waits, before anything is committed.
+        await relay.cut('refuse');
+        faults += 1;
+        const cut = await inFlight;
+        expect([cut.statusCode, cut.body]).toEqual([503, '{"error":"Service Unavailable"}']);
+        // PostgreSQL polls the gone client while the statement waits (client_connection_check_interval).
+        if (releaseHolder === 'after the backend ends') await waitUntilGone(blocked);
+      } finally {
+        await holder.query('commit');
+        holder.release();
+      }
+      await waitUntilGone(blocked!);
+      await relay.restore();
+      await waitForDatabase();
     }
-    expect(retry.statusCode, retry.body).toBe(201);
-    const replay = await create();
-    expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
-      201,
-      retry.body,
-      'true',
-    ]);
-    expect(await rows()).toBe(1);
+
+    it('the lock held past the cut: PostgreSQL cancels the statement; no row, no key; the retry creates exactly one', async () => {
+      const lastName = `Cut${randomUUID().slice(0, 8)}`;
+      const key = randomUUID();
+      await cutWhileWaiting(key, lastName, 'after the backend ends');
+      expect(await written(key, lastName)).toEqual({ customers: 0, keys: 0, answered: 0 });
+      const retry = await create(key, lastName);
+      expect([retry.statusCode, retry.headers['idempotent-replayed']], retry.body).toEqual([201, undefined]);
+      const replay = await create(key, lastName);
+      expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+        201,
+        retry.body,
+        'true',
+      ]);
+      expect(await written(key, lastName)).toEqual({ customers: 1, keys: 1, answered: 1 });
+    });
+
+    it('the lock released at once: nothing, or the row with its stored answer, never one without the other; the retry ends with exactly one', async () => {
+      const lastName = `Cut${randomUUID().slice(0, 8)}`;
+      const key = randomUUID();
+      await cutWhileWaiting(key, lastName, 'at once');
+      const after = await written(key, lastName);
+      expect([
+        { customers: 0, keys: 0, answered: 0 },
+        { customers: 1, keys: 1, answered: 1 },
+      ]).toContainEqual(after);
+      const retry = await create(key, lastName);
+      expect(retry.statusCode, retry.body).toBe(201);
+      // Committed before the cut was noticed: the retry replays that create's answer.
+      expect(retry.headers['idempotent-replayed']).toBe(after.customers ? 'true' : undefined);
+      const { rows: ids } = await direct.query(
+        'select id from customers where organization_id = $1 and last_name = $2',
+        [partner.organizationId, lastName],
+      );
+      expect(ids.map((r) => r.id)).toEqual([retry.json().data.id]);
+    });
   });
 });
 
@@ -427,11 +458,12 @@ describe.skipIf(!DATABASE_URL)(
         )
       ).rows[0].n as number;
 
-    /** Holds the organization row so that a customer insert waits inside its transaction. */
-    async function holdOrganization(organizationId: string) {
+    /** Holds a row (FOR UPDATE) so that a statement that needs it waits: a customer insert (its
+     * foreign key) on the organization, a customer PATCH on the customer. */
+    async function holdRow(table: 'organizations' | 'customers', id: string) {
       const holder = await direct.connect();
       await holder.query('begin');
-      await holder.query('select 1 from organizations where id = $1 for update', [organizationId]);
+      await holder.query(`select 1 from ${table} where id = $1 for update`, [id]);
       const pid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid as number;
       return {
         async blockedBackend(): Promise<number> {
@@ -461,14 +493,43 @@ describe.skipIf(!DATABASE_URL)(
       }
     };
 
-    it('PostgreSQL dropped mid-transaction: the process survives, answers 503, then recovers; SIGKILL mid-request, then the retry after the lock expires runs once', async () => {
+    /** A signed PATCH /v1/customers/{id} to this server. */
+    function patchCustomer(
+      server: ServerProcess,
+      caller: Partner,
+      id: string,
+      lastName: string,
+      key: string,
+    ) {
+      const body = JSON.stringify({ lastName });
+      const request = { method: 'PATCH', url: `/v1/customers/${id}`, idempotencyKey: key } as const;
+      const headers = signedHeaders({ ...caller, baseUrl: server.baseUrl }, request, body);
+      return timed(`${server.baseUrl}/v1/customers/${id}`, { method: 'PATCH', headers, body }, 20_000);
+    }
+
+    const keyRecord = async (key: string) =>
+      (
+        await direct.query(
+          `select response_status, locked_until > now() as locked,
+             extract(epoch from locked_until - now())::float as left_s
+           from idempotency_keys where key = $1`,
+          [key],
+        )
+      ).rows[0] as { response_status: number | null; locked: boolean; left_s: number } | undefined;
+
+    const inProgress = {
+      error: 'Conflict',
+      message: 'A request with this X-Idempotency-Key is already in progress',
+    };
+
+    it('PostgreSQL dropped mid-request: the process survives, answers 503, then recovers; SIGKILL mid-create, the retry runs once at once; SIGKILL mid-transaction, the retry after the lock expires runs once', async () => {
       const first = await startServer({ ...env, DATABASE_URL: relay.urlFor(DATABASE_URL!) });
       servers.push(first);
       const caller = await onboard(first);
 
-      // 1. The connection of a transaction in progress is cut: 503, and the process is still there.
+      // 1. The connection of a create in progress is cut: 503, and the process is still there.
       {
-        const hold = await holdOrganization(caller.organizationId);
+        const hold = await holdRow('organizations', caller.organizationId);
         const lastName = `Drop${randomUUID().slice(0, 8)}`;
         const inFlight = createCustomer(first, caller, lastName, randomUUID());
         const blocked = await hold.blockedBackend();
@@ -476,8 +537,9 @@ describe.skipIf(!DATABASE_URL)(
         faults += 1;
         const res = await inFlight;
         expect([res.status, res.body]).toEqual([503, '{"error":"Service Unavailable"}']);
-        await hold.release();
+        // PostgreSQL cancels the statement of a gone client while it waits (client_connection_check_interval).
         await gone(blocked);
+        await hold.release();
         await relay.restore();
         expect(first.child.exitCode, first.output()).toBeNull();
         // The drop opened the circuit; its probe closes it within moments of PostgreSQL's return.
@@ -490,50 +552,30 @@ describe.skipIf(!DATABASE_URL)(
         expect(await count(caller.organizationId, lastName)).toBe(0);
       }
 
-      // 2. SIGKILL while the insert waits: nothing committed, the key stays locked by the dead request.
+      // 2. SIGKILL while the create's one statement waits: PostgreSQL cancels it. Nothing committed,
+      //    not even the key's record: the retry on another instance runs at once, exactly once.
       const lastName = `Kill${randomUUID().slice(0, 8)}`;
       const key = randomUUID();
-      const hold = await holdOrganization(caller.organizationId);
-      const inFlight = createCustomer(first, caller, lastName, key).then(
-        (r) => r.status,
-        (e: Error) => e.message,
-      );
-      const blocked = await hold.blockedBackend();
-      first.child.kill('SIGKILL');
-      faults += 1;
-      expect(await first.exited).toBeNull(); // killed by a signal: no exit code
-      expect(await inFlight).toMatch(/fetch failed|terminated|socket/i);
-      await hold.release();
-      await gone(blocked);
+      {
+        const hold = await holdRow('organizations', caller.organizationId);
+        const inFlight = createCustomer(first, caller, lastName, key).then(
+          (r) => r.status,
+          (e: Error) => e.message,
+        );
+        const blocked = await hold.blockedBackend();
+        first.child.kill('SIGKILL');
+        faults += 1;
+        expect(await first.exited).toBeNull(); // killed by a signal: no exit code
+        expect(await inFlight).toMatch(/fetch failed|terminated|socket/i);
+        await gone(blocked);
+        await hold.release();
+      }
       expect(await count(caller.organizationId, lastName)).toBe(0);
-      const [record] = (
-        await direct.query(
-          `select response_status, locked_until > now() as locked, extract(epoch from locked_until - now()) as left_s
-           from idempotency_keys where key = $1`,
-          [key],
-        )
-      ).rows;
-      expect(record).toMatchObject({ response_status: null, locked: true });
-
-      // 3. Another instance: 409 while the dead request's lock holds, then exactly one execution.
+      expect(await keyRecord(key)).toBeUndefined();
       const second = await startServer({ ...env, DATABASE_URL: DATABASE_URL! });
       servers.push(second);
-      const locked = (
-        await direct.query(
-          'select extract(epoch from locked_until - now())::float as left_s from idempotency_keys where key = $1',
-          [key],
-        )
-      ).rows[0].left_s as number;
-      if (locked > 1) {
-        const early = await createCustomer(second, caller, lastName, key);
-        expect([early.status, JSON.parse(early.body)]).toEqual([
-          409,
-          { error: 'Conflict', message: 'A request with this X-Idempotency-Key is already in progress' },
-        ]);
-      }
-      await sleep(Math.max(0, locked * 1000) + 300);
       const retry = await createCustomer(second, caller, lastName, key);
-      expect(retry.status, retry.body).toBe(201);
+      expect([retry.status, retry.headers.get('idempotent-replayed')], retry.body).toEqual([201, null]);
       const replay = await createCustomer(second, caller, lastName, key);
       expect([replay.status, replay.body, replay.headers.get('idempotent-replayed')]).toEqual([
         201,
@@ -541,6 +583,46 @@ describe.skipIf(!DATABASE_URL)(
         'true',
       ]);
       expect(await count(caller.organizationId, lastName)).toBe(1);
+
+      // 3. SIGKILL while a PATCH's transaction waits (its key claimed first, by a statement of its own):
+      //    nothing of the change committed, the key stays locked by the dead request; another instance
+      //    answers 409 while the lock holds, then runs the retry exactly once.
+      const customerId = JSON.parse(retry.body).data.id as string;
+      const patchKey = randomUUID();
+      const renamed = `Renamed${randomUUID().slice(0, 8)}`;
+      const third = await startServer({ ...env, DATABASE_URL: DATABASE_URL! });
+      servers.push(third);
+      {
+        const hold = await holdRow('customers', customerId);
+        const inFlight = patchCustomer(third, caller, customerId, renamed, patchKey).then(
+          (r) => r.status,
+          (e: Error) => e.message,
+        );
+        const blocked = await hold.blockedBackend();
+        third.child.kill('SIGKILL');
+        faults += 1;
+        expect(await third.exited).toBeNull();
+        expect(await inFlight).toMatch(/fetch failed|terminated|socket/i);
+        await hold.release();
+        await gone(blocked);
+      }
+      expect(await count(caller.organizationId, renamed)).toBe(0);
+      const record = await keyRecord(patchKey);
+      expect(record).toMatchObject({ response_status: null, locked: true });
+      if (record!.left_s > 1) {
+        const early = await patchCustomer(second, caller, customerId, renamed, patchKey);
+        expect([early.status, JSON.parse(early.body)]).toEqual([409, inProgress]);
+      }
+      await sleep(Math.max(0, (await keyRecord(patchKey))!.left_s * 1000) + 300);
+      const patched = await patchCustomer(second, caller, customerId, renamed, patchKey);
+      expect([patched.status, patched.headers.get('idempotent-replayed')], patched.body).toEqual([200, null]);
+      const again = await patchCustomer(second, caller, customerId, renamed, patchKey);
+      expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([
+        200,
+        patched.body,
+        'true',
+      ]);
+      expect(await count(caller.organizationId, renamed)).toBe(1);
     }, 120_000);
 
     it('the lock of a crashed request lasts 60 s unless IDEMPOTENCY_LOCK_SECONDS says otherwise', () => {

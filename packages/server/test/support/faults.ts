@@ -28,15 +28,43 @@ export type Relay = {
   readonly accepted: number;
   /** Chunks of bytes the clients have sent so far, whether or not they were forwarded. */
   readonly received: number;
+  /**
+   * With `protocol: 'postgres'`: the exchanges the clients began, i.e. round trips. node-postgres ends
+   * each extended-protocol query (Parse, Bind, Describe, Execute) with one Sync and sends a simple
+   * query as one Query message: the relay counts Sync and Query messages on the wire.
+   */
+  readonly exchanges: number;
   readonly state: RelayState;
 };
 
-export async function startRelay(target: { host: string; port: number }): Promise<Relay> {
+/** Counts a PostgreSQL client's Sync ('S') and Query ('Q') messages, across chunk boundaries. */
+function postgresExchangeCounter(count: () => void) {
+  let buffered = Buffer.alloc(0);
+  let started = false; // the startup message has no type byte
+  return (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    for (;;) {
+      const header = started ? 5 : 4;
+      if (buffered.length < header) return;
+      const length = started ? buffered.readInt32BE(1) + 1 : buffered.readInt32BE(0);
+      if (buffered.length < length) return;
+      if (started && (buffered[0] === 0x53 || buffered[0] === 0x51)) count();
+      started = true;
+      buffered = buffered.subarray(length);
+    }
+  };
+}
+
+export async function startRelay(
+  target: { host: string; port: number },
+  options: { protocol?: 'postgres' } = {},
+): Promise<Relay> {
   const port = await freePort();
   const sockets = new Set<Socket>();
   let state: RelayState = 'open';
   let accepted = 0;
   let received = 0;
+  let exchanges = 0;
   let server: Server | undefined;
 
   const track = (socket: Socket) => {
@@ -51,6 +79,14 @@ export async function startRelay(target: { host: string; port: number }): Promis
     client.on('data', () => {
       received += 1;
     });
+    if (options.protocol === 'postgres') {
+      client.on(
+        'data',
+        postgresExchangeCounter(() => {
+          exchanges += 1;
+        }),
+      );
+    }
     if (state !== 'open') return; // blackhole / freeze: accepted, never answered
     const upstream = connect(target.port, target.host);
     track(upstream);
@@ -117,6 +153,9 @@ export async function startRelay(target: { host: string; port: number }): Promis
     },
     get accepted() {
       return accepted;
+    },
+    get exchanges() {
+      return exchanges;
     },
     get received() {
       return received;

@@ -8,6 +8,30 @@ export const LOCK_SECONDS = 60;
 export type Claim = { credentialId: string; key: string };
 export type StoredResponse = { status: number; body: string; headers: Record<string, string> };
 
+type KeyRecord = {
+  fingerprint: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  responseHeaders: Record<string, string> | null;
+};
+
+/** What an existing, unexpired record answers by itself: a 422, a replay, or nothing yet (in flight). */
+function settledBy(
+  row: KeyRecord,
+  fingerprint: string,
+): Extract<ClaimOutcome, { kind: 'mismatch' | 'replay' }> | undefined {
+  if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+  if (row.responseStatus === null) return undefined;
+  return {
+    kind: 'replay',
+    response: {
+      status: row.responseStatus,
+      body: row.responseBody ?? '',
+      headers: row.responseHeaders ?? {},
+    },
+  };
+}
+
 export type ClaimOutcome =
   | { kind: 'claimed' }
   | { kind: 'replay'; response: StoredResponse }
@@ -45,28 +69,14 @@ export async function claimKey(
   );
   if (expired) return { kind: 'claimed' };
 
-  const row = await one<{
-    fingerprint: string;
-    responseStatus: number | null;
-    responseBody: string | null;
-    responseHeaders: Record<string, string> | null;
-  }>(
+  const row = await one<KeyRecord>(
     db,
     sql`select fingerprint, response_status as "responseStatus", response_body as "responseBody",
   response_headers as "responseHeaders" from idempotency_keys where ${match}`,
   );
   if (!row) return claimKey(db, claim, fingerprint, ttlSeconds, lockSeconds); // deleted between our statements: try again
-  if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-  if (row.responseStatus !== null) {
-    return {
-      kind: 'replay',
-      response: {
-        status: row.responseStatus,
-        body: row.responseBody ?? '',
-        headers: row.responseHeaders ?? {},
-      },
-    };
-  }
+  const settled = settledBy(row, fingerprint);
+  if (settled) return settled;
   const takenOver = await one<{ key: string }>(
     db,
     sql`update idempotency_keys set locked_until = ${lockUntil} where ${match} and response_status is null
@@ -94,4 +104,59 @@ export async function releaseKey(db: Queryable, claim: Claim): Promise<void> {
     sql`delete from idempotency_keys where credential_id = ${claim.credentialId} and key = ${claim.key}
   and response_status is null`,
   );
+}
+
+/**
+ * The advisory-lock class of an idempotency key in flight (the two-int key space: never shared with
+ * the single bigint locks of migrations, the seed and the payment sweep).
+ */
+const IN_FLIGHT_LOCK_CLASS = 0x1de7;
+
+/** `ordinary`: decide with `claimKey` (an expired record, a lock to take over, a row not yet visible). */
+export type OneStatementOutcome =
+  | { kind: 'created' }
+  | { kind: 'ordinary' }
+  | Exclude<ClaimOutcome, { kind: 'claimed' }>;
+
+/**
+ * A create whose answer is known before it runs, in one autocommit statement (docs/performance.md,
+ * "A signed create in one statement"): the key's record is inserted with its answer already in it,
+ * and `writes` (CTEs that select `from claim`) run only when that insert did. A transaction-scoped
+ * advisory lock on the key makes a duplicate sent while the statement runs answer `in_progress` (the
+ * spec's 409) instead of waiting on the primary key. A key that already has a record is answered from
+ * the record the same statement read (replay, mismatch, in flight), or left to `claimKey`.
+ */
+export async function createInOneStatement(
+  db: Queryable,
+  claim: Claim,
+  fingerprint: string,
+  ttlSeconds: number,
+  answer: StoredResponse,
+  writes: SQL,
+): Promise<OneStatementOutcome> {
+  const row = await one<{ got: boolean; claimed: boolean; locked: boolean | null } & Partial<KeyRecord>>(
+    db,
+    sql`with lock as (
+  select pg_try_advisory_xact_lock(${IN_FLIGHT_LOCK_CLASS}, hashtext(${claim.credentialId}::text || ' ' || ${claim.key}::text)) as got
+), claim as (
+  insert into idempotency_keys (credential_id, key, fingerprint, locked_until, expires_at,
+    response_status, response_body, response_headers)
+  select ${claim.credentialId}::text, ${claim.key}::text, ${fingerprint}::text, null,
+    now() + make_interval(secs => ${ttlSeconds}), ${answer.status}::int, ${answer.body}::text,
+    ${JSON.stringify(answer.headers)}::jsonb
+  from lock where got
+  on conflict do nothing returning key
+), ${writes}
+select lock.got, exists (select 1 from claim) as claimed, k.fingerprint,
+  k.response_status as "responseStatus", k.response_body as "responseBody",
+  k.response_headers as "responseHeaders", k.locked_until > now() as locked
+from lock left join idempotency_keys k on k.credential_id = ${claim.credentialId}::text
+  and k.key = ${claim.key}::text and k.expires_at > now()`,
+  );
+  if (!row?.got) return { kind: 'in_progress' };
+  if (row.claimed) return { kind: 'created' };
+  if (row.fingerprint === undefined || row.fingerprint === null) return { kind: 'ordinary' };
+  const settled = settledBy(row as KeyRecord, fingerprint);
+  if (settled) return settled;
+  return row.locked ? { kind: 'in_progress' } : { kind: 'ordinary' };
 }

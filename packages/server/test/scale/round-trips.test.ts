@@ -1,0 +1,87 @@
+/**
+ * Round trips per request, counted on the wire (issue 19): the app reaches PostgreSQL and Redis
+ * through relays (support/faults.ts) that count what the clients send. PostgreSQL: one exchange per
+ * Sync or Query message. Redis: one write of the client per round trip (ioredis auto-pipelining sends
+ * a request's commands in one write). The caller is loaded once, then served from memory.
+ */
+import { randomUUID } from 'node:crypto';
+import { ErrorMessage } from '@partner-api/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, type TestApp } from '../support/app.ts';
+import { type Relay, startRelay, targetOf } from '../support/faults.ts';
+import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+
+const { DATABASE_URL, REDIS_URL } = process.env;
+const skipReason = !DATABASE_URL ? POSTGRES_SKIP_REASON : !REDIS_URL ? REDIS_SKIP_REASON : undefined;
+
+if (skipReason) describe('round trips per request', () => it.skip(skipReason, () => {}));
+
+describe.skipIf(skipReason !== undefined)('round trips per request, counted on the wire', () => {
+  let postgres: Relay;
+  let redis: Relay;
+  let t: TestApp;
+  let partner: Partner;
+
+  beforeAll(async () => {
+    postgres = await startRelay(targetOf(DATABASE_URL!, 5432), { protocol: 'postgres' });
+    redis = await startRelay(targetOf(REDIS_URL!, 6379));
+    t = await buildTestApp(
+      'postgres',
+      { DATABASE_URL: postgres.urlFor(DATABASE_URL!), REDIS_URL: redis.urlFor(REDIS_URL!) },
+      { withRedis: true },
+    );
+    partner = await createPartner(t);
+    // The first request of a token loads its caller; every later one is served from memory.
+    expect((await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' })).statusCode).toBe(200);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([postgres?.close(), redis?.close()]);
+  });
+
+  /** The response and the round trips it cost on each store. */
+  async function counted(request: Parameters<typeof signedInject>[2]) {
+    const before = { database: postgres.exchanges, redis: redis.received };
+    const res = await signedInject(t.app, partner, request);
+    return { res, database: postgres.exchanges - before.database, redis: redis.received - before.redis };
+  }
+
+  const create = (key: string, lastName: string) =>
+    counted({
+      method: 'POST',
+      url: '/v1/customers',
+      body: { firstName: 'Ada', lastName },
+      idempotencyKey: key,
+    });
+
+  it('a signed idempotent POST /v1/customers with a new key: one database round trip and one Redis round trip', async () => {
+    const { res, database, redis: r } = await create(randomUUID(), 'Lovelace');
+    expect(res.statusCode, res.body).toBe(201);
+    expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
+  });
+
+  it('its replay, and the same key with another body (422): one database round trip each', async () => {
+    const key = randomUUID();
+    const first = await create(key, 'Byron');
+    const replay = await create(key, 'Byron');
+    expect([replay.res.statusCode, replay.res.body, replay.res.headers['idempotent-replayed']]).toEqual([
+      201,
+      first.res.body,
+      'true',
+    ]);
+    expect(replay.database).toBe(1);
+    const mismatch = await create(key, 'King');
+    expect([mismatch.res.statusCode, mismatch.res.json()]).toEqual([
+      422,
+      { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch },
+    ]);
+    expect(mismatch.database).toBe(1);
+  });
+
+  it('a signed GET /v1/customers/{id}: one database round trip and one Redis round trip', async () => {
+    const created = (await create(randomUUID(), 'Somerville')).res.json().data;
+    const { res, database, redis: r } = await counted({ method: 'GET', url: `/v1/customers/${created.id}` });
+    expect(res.statusCode).toBe(200);
+    expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
+  });
+});
