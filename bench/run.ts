@@ -7,14 +7,19 @@
  *                                            measured just before and just after)
  *   2. GET /v1/webhooks/key                  vs a minimal Fastify route with the same bytes, the two
  *                                            measured in alternation
- *   3. signed idempotent POST /v1/customers  vs the store's single-row insert rate at the same
- *                                            concurrency (pgbench before and after; PGlite: a loop)
+ *   3. signed idempotent POST /v1/customers  vs one core's ed25519 verify rate, like 1 (the store's
+ *                                            single-row insert rate at the same concurrency is
+ *                                            reported beside it: pgbench, or a loop on PGlite)
  *   4. 500 USSD sessions walking HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM →
  *      BUY_SUBMITTED: p99 per move and errors, paced like people (2–5 s between keys); then 500
  *      more with no pause at all, as a capacity figure
  *   5. webhook delivery (PostgreSQL only, bench/lib/webhooks.ts): p99 from commit to delivery with
  *      an idle queue, and deliveries per second of one instance to a local HTTPS receiver
+ *   6. round trips per request (PostgreSQL only, bench/lib/round-trips.ts): a second server behind
+ *      counting relays; what each request sends to PostgreSQL and to Redis
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
+ * Each row is judged against issue 19's targets (TARGETS below); the embedded store's scenarios 1–3
+ * against half of PostgreSQL's figures per CPU-second in the same run.
  *
  * Load: autocannon in this process, 50 connections. Signed requests are signed before the run and
  * each sent once (a pool sized from a short pilot): no signature is replayed and signing takes no CPU
@@ -31,7 +36,7 @@
  * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
  * what else runs on the machine barely moves. The load average at the start is recorded.
  *
- * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd,delivery (some scenarios),
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd,delivery,trips (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
  * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing).
  * BENCH_SERVER_ENV (a JSON object) adds to or overrides the server's environment, to compare a
@@ -56,6 +61,7 @@ import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/l
 import { type BenchPartner, createBenchPartner, send, signed } from './lib/partner.ts';
 import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
 import { formatProfile, summariseProfile } from './lib/profile.ts';
+import { countRoundTrips, type RoundTrips } from './lib/round-trips.ts';
 import { measureStart, type StartTiming } from './lib/startup.ts';
 import { runUssd, type UssdResult } from './lib/ussd.ts';
 import { type DeliveryResult, runDeliveryBench } from './lib/webhooks.ts';
@@ -73,18 +79,22 @@ const CONNECTIONS = 50;
 const USSD_SESSIONS = 500;
 const USSD_THINK_MS: [number, number] = [2000, 5000];
 const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
-const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd,delivery').split(','));
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd,delivery,trips').split(','));
 const DELIVERY_IDLE_EVENTS = 200;
 const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
 
+/** Issue 19's targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
 export const TARGETS = {
-  signedGetVsVerify: 0.6,
-  webhookKeyVsFastify: 0.7,
-  signedPostVsInsert: 0.5,
-  ussdP99Ms: 100,
+  signedGetVsVerify: 0.4,
+  webhookKeyVsFastify: 0.6,
+  signedPostVsVerify: 0.15,
+  signedPostRoundTrips: 3,
+  /** The embedded store's figure per CPU-second over PostgreSQL's, for scenarios 1–3. */
+  embeddedVsPostgres: 0.5,
+  ussdP99Ms: 30,
   rssMb: 250,
 };
 
@@ -98,7 +108,7 @@ type StoreRun = {
   readyMs: number;
   signedGet?: LoadResult & { signing: Signing; verify: Rate };
   webhookKey?: LoadResult & { minimalFastify: LoadResult };
-  signedPost?: LoadResult & { signing: Signing; insert: InsertCeiling };
+  signedPost?: LoadResult & { signing: Signing; insert: InsertCeiling; verify: Rate };
   ussd?: UssdResult;
   ussdNoPause?: UssdResult;
   rssPeakMb: number;
@@ -117,6 +127,7 @@ type Report = {
     secondsPerScenario: number;
   };
   runs: StoreRun[];
+  roundTrips?: RoundTrips;
   delivery?: DeliveryResult;
   startup?: StartTiming;
   totalSeconds: number;
@@ -152,6 +163,11 @@ const fixedLoad = (server: Child, fixed: PreparedRequest, seconds: number) =>
     fixed,
     seconds,
   });
+
+const meanRate = (a: Rate, b: Rate): Rate => ({
+  perSecond: (a.perSecond + b.perSecond) / 2,
+  perCpuSecond: (a.perCpuSecond + b.perCpuSecond) / 2,
+});
 
 const mean = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined ? (a ?? b) : (a + b) / 2;
@@ -285,6 +301,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       const ceiling = await insertCeiling(store);
       try {
         const before = await ceiling.measure();
+        const verifyBefore = ed25519VerifyRate(2);
         const result = await signedScenario(server, 201, (i) =>
           signed(partner, 'POST', '/v1/customers', {
             firstName: 'Bench',
@@ -293,10 +310,12 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
             referenceId: `bench-${i}`,
           }),
         );
+        const verifyAfter = ed25519VerifyRate(2);
         const after = await ceiling.measure();
         run.signedPost = {
           ...result,
           insert: { ...before, perSecond: mean(before.perSecond, after.perSecond) },
+          verify: meanRate(verifyBefore, verifyAfter),
         };
       } finally {
         await ceiling.close();
@@ -312,13 +331,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
         signed(partner, 'GET', `/v1/customers/${customerIds[i % 100]}`),
       );
       const after = ed25519VerifyRate(2);
-      run.signedGet = {
-        ...result,
-        verify: {
-          perSecond: (before.perSecond + after.perSecond) / 2,
-          perCpuSecond: (before.perCpuSecond + after.perCpuSecond) / 2,
-        },
-      };
+      run.signedGet = { ...result, verify: meanRate(before, after) };
     }
     if (ONLY.has('ussd')) {
       log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
@@ -362,26 +375,43 @@ const fmt = (n: number | undefined, digits = 0) =>
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function markdown(report: Report): string {
-  const { meta, runs, startup, delivery } = report;
+  const { meta, runs, startup, delivery, roundTrips } = report;
   const lines = [
     `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
       `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
-      `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario.`,
+      `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario; ` +
+      "targets are issue 19's, per server CPU-second.",
     '',
     '| scenario | store | result | p50 / p99 ms | ceiling | ratio | per CPU-second | target |',
     '|---|---|---:|---:|---|---:|---:|---|',
   ];
+  const postgres = runs.find((r) => r.store === 'postgres');
+  const newKey = roundTrips?.requests.find(
+    (r) => r.request.endsWith('new key') && r.request.includes('POST'),
+  );
+  const postTrips = newKey ? newKey.database + newKey.redis : undefined;
   for (const run of runs) {
     const store = run.store === 'postgres' ? 'PostgreSQL' : 'PGlite';
     const judged = run.store === 'postgres';
-    const judge = (ok: boolean, target: string) =>
-      `${target}${judged ? `: ${verdict(ok)}` : ' (judged on PostgreSQL)'}`;
+    const judge = (ok: boolean, target: string) => `${target}: ${verdict(ok)}`;
+    /** The embedded store: its figure per CPU-second against PostgreSQL's in the same run. */
+    const embedded = (ours: number | undefined, theirs: number | undefined) => {
+      if (ours === undefined || theirs === undefined) return '≥ 0.5 × PostgreSQL (no PostgreSQL run)';
+      const share = ours / theirs;
+      return judge(
+        share >= TARGETS.embeddedVsPostgres,
+        `${fmt(share, 2)} × PostgreSQL, ≥ ${TARGETS.embeddedVsPostgres}`,
+      );
+    };
     const g = run.signedGet;
     if (g) {
       const r = g.throughput / g.verify.perSecond;
       const c = g.perServerCoreSecond / g.verify.perCpuSecond;
+      const target = judged
+        ? judge(c >= TARGETS.signedGetVsVerify, `≥ ${TARGETS.signedGetVsVerify} per CPU-s`)
+        : embedded(g.perServerCoreSecond, postgres?.signedGet?.perServerCoreSecond);
       lines.push(
-        `| 1 signed GET /v1/customers/{id} | ${store} | ${fmt(g.throughput)} req/s | ${fmt(g.p50Ms)} / ${fmt(g.p99Ms)} | ed25519 verify ${fmt(g.verify.perSecond)}/s (${fmt(g.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(g.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${judge(r >= TARGETS.signedGetVsVerify, `≥ ${TARGETS.signedGetVsVerify}`)} |`,
+        `| 1 signed GET /v1/customers/{id} | ${store} | ${fmt(g.throughput)} req/s | ${fmt(g.p50Ms)} / ${fmt(g.p99Ms)} | ed25519 verify ${fmt(g.verify.perSecond)}/s (${fmt(g.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(g.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
       );
     }
     const k = run.webhookKey;
@@ -389,15 +419,32 @@ export function markdown(report: Report): string {
       const m = k.minimalFastify;
       const r = k.throughput / m.throughput;
       const c = k.perServerCoreSecond / m.perServerCoreSecond;
+      const target = judged
+        ? judge(c >= TARGETS.webhookKeyVsFastify, `≥ ${TARGETS.webhookKeyVsFastify} per CPU-s`)
+        : embedded(k.perServerCoreSecond, postgres?.webhookKey?.perServerCoreSecond);
       lines.push(
-        `| 2 GET /v1/webhooks/key | ${store} | ${fmt(k.throughput)} req/s | ${fmt(k.p50Ms)} / ${fmt(k.p99Ms)} | minimal Fastify ${fmt(m.throughput)}/s (${fmt(m.perServerCoreSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(k.perServerCoreSecond)} per CPU-s: ${fmt(c, 2)} | ${judge(r >= TARGETS.webhookKeyVsFastify, `≥ ${TARGETS.webhookKeyVsFastify}`)} |`,
+        `| 2 GET /v1/webhooks/key | ${store} | ${fmt(k.throughput)} req/s | ${fmt(k.p50Ms)} / ${fmt(k.p99Ms)} | minimal Fastify ${fmt(m.throughput)}/s (${fmt(m.perServerCoreSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(k.perServerCoreSecond)} per CPU-s: ${fmt(c, 2)} | ${target} |`,
       );
     }
     const p = run.signedPost;
     if (p) {
-      const r = p.insert.perSecond ? p.throughput / p.insert.perSecond : Number.NaN;
+      const r = p.throughput / p.verify.perSecond;
+      const c = p.perServerCoreSecond / p.verify.perCpuSecond;
+      const insert = p.insert.perSecond ? `; ${p.insert.label} ${fmt(p.insert.perSecond)}/s` : '';
+      const trips =
+        postTrips === undefined
+          ? 'round trips not counted (--only without trips)'
+          : `${postTrips} round trips`;
+      const target = judged
+        ? judge(
+            c >= TARGETS.signedPostVsVerify &&
+              postTrips !== undefined &&
+              postTrips <= TARGETS.signedPostRoundTrips,
+            `≥ ${TARGETS.signedPostVsVerify} per CPU-s and ≤ ${TARGETS.signedPostRoundTrips} round trips (${trips})`,
+          )
+        : embedded(p.perServerCoreSecond, postgres?.signedPost?.perServerCoreSecond);
       lines.push(
-        `| 3 signed idempotent POST /v1/customers | ${store} | ${fmt(p.throughput)} req/s | ${fmt(p.p50Ms)} / ${fmt(p.p99Ms)} | ${p.insert.label} ${fmt(p.insert.perSecond)}/s | ${fmt(r, 2)} | ${fmt(p.perServerCoreSecond)} req per server CPU-s | ${judge(r >= TARGETS.signedPostVsInsert, `≥ ${TARGETS.signedPostVsInsert}`)} |`,
+        `| 3 signed idempotent POST /v1/customers | ${store} | ${fmt(p.throughput)} req/s | ${fmt(p.p50Ms)} / ${fmt(p.p99Ms)} | ed25519 verify ${fmt(p.verify.perSecond)}/s (${fmt(p.verify.perCpuSecond)} per CPU-s)${insert} | ${fmt(r, 2)} | ${fmt(p.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
       );
     }
     for (const u of [run.ussd, run.ussdNoPause]) {
@@ -410,12 +457,23 @@ export function markdown(report: Report): string {
         ? `4 USSD: ${u.sessions} sessions, ${USSD_THINK_MS.map((n) => n / 1000).join('–')} s between keys`
         : `4b USSD: ${u.sessions} sessions, no pause (capacity)`;
       const target = `p99 of every move < ${TARGETS.ussdP99Ms} ms, 0 errors`;
+      const verdictText = !paced
+        ? 'none (Little: p99 ≈ sessions / rate)'
+        : judged
+          ? judge(ok, target)
+          : `${target} (judged on PostgreSQL)`;
       lines.push(
-        `| ${name} | ${store} | ${fmt(u.throughput)} moves/s, ${u.errors} errors, ${u.completed}/${u.sessions} walks | ${fmt(u.p50Ms)} / ${fmt(u.p99Ms)} (worst: ${worst.move} ${fmt(worst.p99Ms)}) | – | – | server ${fmt(u.serverCores, 2)} cores | ${paced ? judge(ok, target) : 'none (Little: p99 ≈ sessions / rate)'} |`,
+        `| ${name} | ${store} | ${fmt(u.throughput)} moves/s, ${u.errors} errors, ${u.completed}/${u.sessions} walks | ${fmt(u.p50Ms)} / ${fmt(u.p99Ms)} (worst: ${worst.move} ${fmt(worst.p99Ms)}) | – | – | server ${fmt(u.serverCores, 2)} cores | ${verdictText} |`,
       );
     }
+    const rssTarget = `< ${TARGETS.rssMb} MB`;
     lines.push(
-      `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB | | | | | ${judge(run.rssPeakMb < TARGETS.rssMb, `< ${TARGETS.rssMb} MB`)} |`,
+      `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB | | | | | ${judged ? judge(run.rssPeakMb < TARGETS.rssMb, rssTarget) : `${rssTarget} (judged on PostgreSQL)`} |`,
+    );
+  }
+  for (const trip of roundTrips?.requests ?? []) {
+    lines.push(
+      `| round trips: ${trip.request} (answered ${trip.status}) | PostgreSQL | ${trip.database} database + ${trip.redis} Redis | | counted on the wire, median of 20 | | | ${trip === newKey ? `≤ ${TARGETS.signedPostRoundTrips}: ${verdict(trip.database + trip.redis <= TARGETS.signedPostRoundTrips)}` : '–'} |`,
     );
   }
   if (delivery) {
@@ -490,6 +548,12 @@ async function main() {
   } finally {
     await minimal?.stop();
   }
+  let roundTrips: RoundTrips | undefined;
+  if (ONLY.has('trips') && STORES.includes('postgres')) {
+    log('postgres: round trips per request, counted on the wire through relays');
+    roundTrips = await countRoundTrips({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL });
+    await deleteOrganization(roundTrips.organizationId);
+  }
   let delivery: DeliveryResult | undefined;
   if (ONLY.has('delivery') && STORES.includes('postgres')) {
     log('postgres: scenario 5, webhook delivery to a local HTTPS receiver');
@@ -513,6 +577,7 @@ async function main() {
   const report: Report = {
     meta,
     runs,
+    roundTrips,
     delivery,
     startup,
     totalSeconds: (performance.now() - began) / 1000,

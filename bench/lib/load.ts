@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import { cpuSeconds, machineJiffies, sampleRss } from './processes.ts';
 
 export type PreparedRequest = {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   headers: Record<string, string>;
   body?: string;

@@ -1,0 +1,102 @@
+/**
+ * Round trips per request, counted on the wire (issue 19). A second `partner-api serve` reaches
+ * PostgreSQL and Redis through the fault tests' TCP relay (packages/server/test/support/faults.ts),
+ * which counts what the server sends: on PostgreSQL each Sync or Query message begins one exchange;
+ * on Redis each write of the client is one round trip (ioredis auto-pipelining sends the commands of
+ * a tick in one write). Each request is sent 20 times, one at a time, after a warm-up that loads the
+ * caller into memory; the median is reported (a background poll of the payment worker may fall into
+ * one sample). Not run during the throughput scenarios: the relays would add a hop to every request.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startRelay, targetOf } from '../../packages/server/test/support/faults.ts';
+import { payloadOf, signedHeaders } from '../../packages/server/test/support/partner.ts';
+import type { PreparedRequest } from './load.ts';
+import { createBenchPartner, send } from './partner.ts';
+import { startPartnerApi } from './processes.ts';
+
+export type RoundTrips = {
+  organizationId: string;
+  requests: { request: string; status: number; database: number; redis: number }[];
+};
+
+const SAMPLES = 20;
+
+export async function countRoundTrips(options: {
+  databaseUrl: string;
+  redisUrl: string;
+}): Promise<RoundTrips> {
+  const postgres = await startRelay(targetOf(options.databaseUrl, 5432), { protocol: 'postgres' });
+  const redis = await startRelay(targetOf(options.redisUrl, 6379));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-round-trips-'));
+  const adminToken = randomBytes(24).toString('hex');
+  const server = await startPartnerApi({
+    env: {
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_GLOBAL: '1000000000/60s',
+      RATE_LIMIT_TOKEN: '1000000000/900s',
+      DATABASE_URL: postgres.urlFor(options.databaseUrl),
+      REDIS_URL: redis.urlFor(options.redisUrl),
+    },
+    logFile: path.join(dataDir, 'server.log'),
+  });
+  try {
+    const partner = await createBenchPartner({ ...server, adminToken });
+    const request = (method: PreparedRequest['method'], url: string, body?: unknown, key?: string) => {
+      const payload = payloadOf(body);
+      const headers = signedHeaders(partner, { method, url, idempotencyKey: key }, payload);
+      return { method, path: url, headers, body: payload } as PreparedRequest;
+    };
+    const counted = async (make: () => PreparedRequest) => {
+      const database: number[] = [];
+      const writes: number[] = [];
+      let status = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const prepared = make();
+        const before = { database: postgres.exchanges, redis: redis.received };
+        status = (await send(partner, prepared)).status;
+        database.push(postgres.exchanges - before.database);
+        writes.push(redis.received - before.redis);
+      }
+      return { status, database: median(database), redis: median(writes) };
+    };
+    await send(partner, request('GET', '/v1/oauth/me'));
+    const customer = await send(
+      partner,
+      request('POST', '/v1/customers', { firstName: 'Round', lastName: 'Trip' }),
+    );
+    const id = (customer.json as { data: { id: string } }).data.id;
+    const replayKey = randomUUID();
+    const body = { firstName: 'Round', lastName: 'Replay' };
+    await send(partner, request('POST', '/v1/customers', body, replayKey));
+    const rows: [string, () => PreparedRequest][] = [
+      ['signed GET /v1/customers/{id}', () => request('GET', `/v1/customers/${id}`)],
+      [
+        'signed POST /v1/customers, new key',
+        () => request('POST', '/v1/customers', { firstName: 'Round', lastName: randomUUID() }),
+      ],
+      ['signed POST /v1/customers, replay', () => request('POST', '/v1/customers', body, replayKey)],
+      [
+        'signed PATCH /v1/customers/{id}, new key',
+        () => request('PATCH', `/v1/customers/${id}`, { lastName: randomUUID().slice(0, 8) }),
+      ],
+      ['GET /v1/webhooks/key', () => ({ method: 'GET', path: '/v1/webhooks/key', headers: {} })],
+    ];
+    const requests: RoundTrips['requests'] = [];
+    for (const [name, make] of rows) requests.push({ request: name, ...(await counted(make)) });
+    return { organizationId: partner.organizationId, requests };
+  } finally {
+    await server.stop();
+    await Promise.all([postgres.close(), redis.close()]);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
