@@ -201,7 +201,18 @@ async function deleteOrganization(organizationId: string) {
   try {
     const byOrg = 'where organization_id = $1';
     await client.query('begin');
-    for (const table of ['transactions', 'holdings', 'orders', 'ussd_sessions', 'customers']) {
+    await client.query(
+      `delete from provider_exchanges where provider_request_id in (select id from provider_requests ${byOrg})`,
+      [organizationId],
+    );
+    for (const table of [
+      'provider_requests',
+      'transactions',
+      'holdings',
+      'orders',
+      'ussd_sessions',
+      'customers',
+    ]) {
       await client.query(`delete from ${table} ${byOrg}`, [organizationId]);
     }
     await client.query(
@@ -552,7 +563,6 @@ async function main() {
   if (ONLY.has('trips') && STORES.includes('postgres')) {
     log('postgres: round trips per request, counted on the wire through relays');
     roundTrips = await countRoundTrips({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL });
-    await deleteOrganization(roundTrips.organizationId);
   }
   let delivery: DeliveryResult | undefined;
   if (ONLY.has('delivery') && STORES.includes('postgres')) {

@@ -16,9 +16,9 @@ import { payloadOf, signedHeaders } from '../../packages/server/test/support/par
 import type { PreparedRequest } from './load.ts';
 import { createBenchPartner, send } from './partner.ts';
 import { startPartnerApi } from './processes.ts';
+import { scratchDatabase } from './scratch-database.ts';
 
 export type RoundTrips = {
-  organizationId: string;
   requests: { request: string; status: number; database: number; redis: number }[];
 };
 
@@ -28,7 +28,10 @@ export async function countRoundTrips(options: {
   databaseUrl: string;
   redisUrl: string;
 }): Promise<RoundTrips> {
-  const postgres = await startRelay(targetOf(options.databaseUrl, 5432), { protocol: 'postgres' });
+  // A database of its own: the server's payment worker would otherwise work through other runs'
+  // pending payments in the shared one, and its statements would be counted with the requests'.
+  const scratch = await scratchDatabase(options.databaseUrl, 'bench_round_trips');
+  const postgres = await startRelay(targetOf(scratch.url, 5432), { protocol: 'postgres' });
   const redis = await startRelay(targetOf(options.redisUrl, 6379));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-round-trips-'));
   const adminToken = randomBytes(24).toString('hex');
@@ -39,7 +42,7 @@ export async function countRoundTrips(options: {
       LOG_LEVEL: 'info',
       RATE_LIMIT_GLOBAL: '1000000000/60s',
       RATE_LIMIT_TOKEN: '1000000000/900s',
-      DATABASE_URL: postgres.urlFor(options.databaseUrl),
+      DATABASE_URL: postgres.urlFor(scratch.url),
       REDIS_URL: redis.urlFor(options.redisUrl),
     },
     logFile: path.join(dataDir, 'server.log'),
@@ -88,10 +91,11 @@ export async function countRoundTrips(options: {
     ];
     const requests: RoundTrips['requests'] = [];
     for (const [name, make] of rows) requests.push({ request: name, ...(await counted(make)) });
-    return { organizationId: partner.organizationId, requests };
+    return { requests };
   } finally {
     await server.stop();
     await Promise.all([postgres.close(), redis.close()]);
+    await scratch.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -22,6 +22,7 @@ import pg from 'pg';
 import { makeCertificate, startReceiver } from '../../packages/server/test/webhooks/receiver.ts';
 import { createBenchPartner, send, signed } from './partner.ts';
 import { cpuSeconds, startPartnerApi } from './processes.ts';
+import { scratchDatabase } from './scratch-database.ts';
 
 type Latency = { events: number; p50Ms: number; p99Ms: number; maxMs: number };
 
@@ -54,13 +55,8 @@ export async function runDeliveryBench(options: {
   log: (line: string) => void;
 }): Promise<DeliveryResult> {
   const { databaseUrl, log } = options;
-  const name = `bench_webhooks_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(databaseUrl);
-  url.pathname = `/${name}`;
+  const scratch = await scratchDatabase(databaseUrl, 'bench_webhooks');
+  const url = new URL(scratch.url);
   const tls = makeCertificate();
   const receiver = await startReceiver(tls);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-webhooks-'));
@@ -163,9 +159,6 @@ export async function runDeliveryBench(options: {
     await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(tls.dir, { recursive: true, force: true });
-    const drop = new pg.Client({ connectionString: databaseUrl });
-    await drop.connect();
-    await drop.query(`drop database if exists ${name} with (force)`).catch(() => {});
-    await drop.end();
+    await scratch.drop();
   }
 }
