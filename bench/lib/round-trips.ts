@@ -11,12 +11,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { scratchDatabase } from '../../packages/server/test/support/database.ts';
 import { startRelay, targetOf } from '../../packages/server/test/support/faults.ts';
 import { payloadOf, signedHeaders } from '../../packages/server/test/support/partner.ts';
 import type { PreparedRequest } from './load.ts';
 import { createBenchPartner, send } from './partner.ts';
 import { startPartnerApi } from './processes.ts';
-import { scratchDatabase } from './scratch-database.ts';
 
 export type RoundTrips = {
   requests: { request: string; status: number; database: number; redis: number }[];
@@ -95,7 +95,7 @@ export async function countRoundTrips(options: {
   } finally {
     await server.stop();
     await Promise.all([postgres.close(), redis.close()]);
-    await scratch.drop();
+    await scratch.drop().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -19,10 +19,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { scratchDatabase } from '../../packages/server/test/support/database.ts';
 import { makeCertificate, startReceiver } from '../../packages/server/test/webhooks/receiver.ts';
 import { createBenchPartner, send, signed } from './partner.ts';
 import { cpuSeconds, startPartnerApi } from './processes.ts';
-import { scratchDatabase } from './scratch-database.ts';
 
 type Latency = { events: number; p50Ms: number; p99Ms: number; maxMs: number };
 
@@ -159,6 +159,6 @@ export async function runDeliveryBench(options: {
     await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(tls.dir, { recursive: true, force: true });
-    await scratch.drop();
+    await scratch.drop().catch(() => {});
   }
 }

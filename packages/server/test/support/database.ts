@@ -3,18 +3,14 @@ import pg from 'pg';
 import type { StoreKind } from './app.ts';
 
 /**
- * On PostgreSQL, a database of the suite's own (created from DATABASE_URL's server, dropped by
- * `drop()`), so that no other suite's payment worker claims its requests and assertions on whole
- * tables hold; PGlite is in memory and private anyway.
+ * A database of its own on the server of `serverUrl` (a suite's, or a bench phase's), so that no
+ * other suite's or run's payment worker claims its requests and assertions on whole tables hold.
+ * `drop()` removes it, connections and all.
  */
-export async function ownDatabase(
-  store: StoreKind,
-  prefix = 'suite',
-): Promise<{ env: Record<string, string>; url?: string; drop(): Promise<void> }> {
-  if (store !== 'postgres') return { env: {}, drop: async () => {} };
+export async function scratchDatabase(serverUrl: string, prefix: string) {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const client = new pg.Client({ connectionString: serverUrl });
     await client.connect();
     try {
       await client.query(statement);
@@ -23,11 +19,17 @@ export async function ownDatabase(
     }
   };
   await admin(`create database ${name}`);
-  const url = new URL(process.env.DATABASE_URL!);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    url: url.toString(),
-    drop: () => admin(`drop database if exists ${name} with (force)`),
-  };
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/** On PostgreSQL, a scratch database from DATABASE_URL's server; PGlite is in memory and private anyway. */
+export async function ownDatabase(
+  store: StoreKind,
+  prefix = 'suite',
+): Promise<{ env: Record<string, string>; url?: string; drop(): Promise<void> }> {
+  if (store !== 'postgres') return { env: {}, drop: async () => {} };
+  const { url, drop } = await scratchDatabase(process.env.DATABASE_URL!, prefix);
+  return { env: { DATABASE_URL: url }, url, drop };
 }
