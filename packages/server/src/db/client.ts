@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
@@ -10,6 +9,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { SERVER_FILES } from '../lib/package-paths.ts';
 import { createBreaker, poolGuard } from './breaker.ts';
+import { NamingPGlite } from './pglite.ts';
 import { createPool } from './pool.ts';
 import * as schema from './schema.ts';
 
@@ -84,7 +84,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     target = path.resolve(dataDir, 'pglite');
     mkdirSync(target, { recursive: true });
   }
-  const client = await PGlite.create(target, { extensions: { pg_trgm } });
+  const client = await NamingPGlite.open(target, { extensions: { pg_trgm } });
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder: MIGRATIONS });
   return {

@@ -1,0 +1,94 @@
+/**
+ * The embedded store names its repeated statements (db/pglite.ts): each is parsed and planned once per
+ * session, then only bound and executed. Results, errors and transactions must be exactly PGlite's.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/client.ts';
+import { NamingPGlite } from '../../src/db/pglite.ts';
+import { one, rows } from '../../src/db/query.ts';
+
+describe('NamingPGlite: named prepared statements on the embedded store', () => {
+  let named: NamingPGlite;
+  let plain: PGlite;
+  const setup = `create table accounts (id text primary key, owner text not null, balance numeric(12,2) not null,
+    opened timestamptz not null default '2026-01-01T00:00:00Z', tags text[] not null default '{}', meta jsonb)`;
+
+  beforeAll(async () => {
+    named = await NamingPGlite.open('memory://', {});
+    plain = await PGlite.create('memory://');
+    for (const db of [named, plain]) await db.exec(setup);
+  });
+  afterAll(async () => {
+    await named?.close();
+    await plain?.close();
+  });
+
+  const prepared = async () =>
+    (await named.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map(
+      (r) => r.name,
+    );
+
+  it('answers what PGlite answers, with typed parameters and results, from a statement prepared once', async () => {
+    const insert =
+      'insert into accounts (id, owner, balance, tags, meta) values ($1, $2, $3, $4, $5) returning *';
+    const select = 'select id, owner, balance, opened, tags, meta from accounts where owner = $1 order by id';
+    for (const db of [named, plain]) {
+      await db.query(insert, ['a1', 'Amina', '10.50', ['x', 'y'], { tier: 1 }]);
+      await db.query(insert, ['a2', 'Amina', 7, [], null]);
+    }
+    for (const options of [undefined, { rowMode: 'array' as const }]) {
+      const ours = await named.query(select, ['Amina'], options);
+      const theirs = await plain.query(select, ['Amina'], options);
+      expect(ours.rows).toEqual(theirs.rows);
+      expect(ours.fields).toEqual(theirs.fields);
+    }
+    expect(await prepared()).toHaveLength(2);
+    await named.query(select, ['Nobody']);
+    expect(await prepared()).toHaveLength(2); // the second call did not prepare again
+  });
+
+  it('a failing statement throws PGlite’s error with its code, and the session goes on', async () => {
+    const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3)';
+    await named.query(insert, ['dup', 'Ben', 1]);
+    await expect(named.query(insert, ['dup', 'Ben', 1])).rejects.toMatchObject({ code: '23505' });
+    await expect(named.query(insert, ['b2', null, 1])).rejects.toMatchObject({ code: '23502' });
+    expect(
+      (await named.query('select count(*)::int as n from accounts where owner = $1', ['Ben'])).rows,
+    ).toEqual([{ n: 1 }]);
+  });
+
+  it('inside a transaction: named statements commit together, or roll back together on an error', async () => {
+    const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3)';
+    await named.transaction(async (tx) => {
+      await tx.query(insert, ['t1', 'Chao', 1]);
+      await tx.query(insert, ['t2', 'Chao', 2]);
+    });
+    await expect(
+      named.transaction(async (tx) => {
+        await tx.query(insert, ['t3', 'Chao', 3]);
+        await tx.query(insert, ['t1', 'Chao', 1]); // duplicate: the whole transaction rolls back
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    const owned = await named.query<{ id: string }>('select id from accounts where owner = $1 order by id', [
+      'Chao',
+    ]);
+    expect(owned.rows.map((r) => r.id)).toEqual(['t1', 't2']);
+    expect(named.isInTransaction()).toBe(false);
+  });
+
+  it('through drizzle, as the service runs it (templates, one(), rows(), transactions)', async () => {
+    const db = drizzle(named) as unknown as Db; // as db/client.ts opens it
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`insert into accounts (id, owner, balance) values (${'d1'}, ${'Dara'}, ${'2.25'})`);
+    });
+    expect(
+      await one<{ balance: string }>(db, sql`select balance::text from accounts where id = ${'d1'}`),
+    ).toEqual({ balance: '2.25' });
+    expect(await rows<{ id: string }>(db, sql`select id from accounts where owner = ${'Dara'}`)).toEqual([
+      { id: 'd1' },
+    ]);
+  });
+});
