@@ -51,7 +51,16 @@ async function ok(
   return result.stdout;
 }
 
-const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+// A registry fetch that stalls is retried within the test's 120 s instead of waiting out npm's
+// default 5-minute fetch timeout (one such stall failed a run here).
+const NPM_FLAGS = [
+  '--prefer-offline',
+  '--no-audit',
+  '--no-fund',
+  '--loglevel=error',
+  '--fetch-timeout=30000',
+  '--fetch-retry-maxtimeout=5000',
+];
 
 type PackEntry = { name: string; version: string; filename: string; files: { path: string }[] };
 
