@@ -54,11 +54,17 @@ function keyOf(request: FastifyRequest): Claim {
 }
 
 /** Claims the key; a replay, a mismatch or a key in flight is answered here and the work never runs. */
-async function claimOrAnswer(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, claim: Claim) {
+async function claimOrAnswer(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  claim: Claim,
+  fingerprint = fingerprintOf(request),
+) {
   const outcome = await claimKey(
     ctx.database.db,
     claim,
-    fingerprintOf(request),
+    fingerprint,
     ctx.config.IDEMPOTENCY_TTL_SECONDS,
     ctx.config.IDEMPOTENCY_LOCK_SECONDS,
   );
@@ -168,7 +174,7 @@ export async function respondCreated(
   if (outcome.kind === 'created') {
     ctx.metrics.idempotency.inc({ outcome: 'executed' });
   } else {
-    if (outcome.kind === 'ordinary') await claimOrAnswer(ctx, request, reply, claim);
+    if (outcome.kind === 'ordinary') await claimOrAnswer(ctx, request, reply, claim, fingerprint);
     else await answerOutcome(ctx, request, reply, claim, outcome);
     if (reply.sent) return reply;
     // Claimed (an expired record, or a crashed request's lock): the transaction, as for any mutation.
