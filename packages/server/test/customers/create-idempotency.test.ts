@@ -65,6 +65,29 @@ describe.each(STORES)('POST /v1/customers idempotency in one statement, on %s', 
     expect(await written(lastName)).toEqual([{ id: first.json().data.id, events: 1 }]);
   });
 
+  it("another organization's credential with the same key and body: its own create, never the other's replay", async () => {
+    const other = await createPartner(t);
+    const key = randomUUID();
+    const lastName = `Iso${randomUUID().slice(0, 8)}`;
+    const ours = await create(key, lastName);
+    const theirs = await signedInject(t.app, other, {
+      method: 'POST',
+      url: '/v1/customers',
+      body: { firstName: 'Grace', lastName },
+      idempotencyKey: key,
+    });
+    expect([ours.statusCode, theirs.statusCode, theirs.headers['idempotent-replayed']]).toEqual([
+      201,
+      201,
+      undefined,
+    ]);
+    expect(theirs.json().data.organizationId).toBe(other.organizationId);
+    expect(theirs.json().data.id).not.toBe(ours.json().data.id);
+    expect(await written(lastName)).toEqual([{ id: ours.json().data.id, events: 1 }]);
+    const again = await create(key, lastName);
+    expect([again.body, again.headers['idempotent-replayed']]).toEqual([ours.body, 'true']);
+  });
+
   it("a key whose record expired (another payload's): a new create, not a 422", async () => {
     const key = randomUUID();
     const lastName = `Exp${randomUUID().slice(0, 8)}`;
