@@ -117,6 +117,14 @@ export const requireIdempotencyKeyOnly: preHandlerHookHandler = async (request) 
 export type HandlerResult = { status: number; body: unknown };
 
 /**
+ * The statement that stores `result` as the request's idempotent answer, for the work to run as a
+ * CTE of its last write (one round trip fewer than a statement of its own); undefined when the
+ * request claimed no key. The work must then return that same `result`: any other result is stored
+ * by a statement of its own after the work, as when `store` is never called.
+ */
+export type StoreAnswer = (result: HandlerResult) => SQL | undefined;
+
+/**
  * Runs a mutation in one transaction together with its idempotency record. A 4xx from the work is
  * stored (and replayed) with the mutation rolled back; a 5xx frees the key so a retry can succeed.
  */
@@ -124,10 +132,17 @@ export async function respondInTransaction(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (tx: Tx) => Promise<HandlerResult>,
+  work: (tx: Tx, store: StoreAnswer) => Promise<HandlerResult>,
 ): Promise<FastifyReply> {
   const { status, payload } = await settle(ctx, request, async (tx, claim) => {
-    const result = await work(tx);
+    let stored: { result: HandlerResult; payload: string } | undefined;
+    const store: StoreAnswer = (result) => {
+      if (!claim) return undefined;
+      stored = { result, payload: JSON.stringify(result.body) };
+      return completion(claim, { status: result.status, body: stored.payload, headers: {} });
+    };
+    const result = await work(tx, store);
+    if (stored?.result === result) return { status: result.status, payload: stored.payload };
     const payload = JSON.stringify(result.body);
     if (claim) await completeKey(tx, claim, { status: result.status, body: payload, headers: {} });
     return { status: result.status, payload };

@@ -21,12 +21,13 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const organizationId = request.auth!.organizationId;
-      return respondInTransaction(ctx, request, reply, async (tx) => {
+      return respondInTransaction(ctx, request, reply, async (tx, store) => {
         const result = await createUssdSession({
           ctx,
           tx,
           input: { organizationId, customerId },
           log: request.log,
+          store,
         });
         countMove(result.state);
         return result;
@@ -40,12 +41,13 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
-      await respondInTransaction(ctx, request, reply, async (tx) => {
+      await respondInTransaction(ctx, request, reply, async (tx, store) => {
         const result = await processUssdChoice({
           ctx,
           tx,
           input: { organizationId, sessionId, choice },
           log: request.log,
+          store,
         });
         // Counted as the move commits (the reply is sent right after the commit).
         countMove(result.state);

@@ -84,4 +84,27 @@ describe.skipIf(skipReason !== undefined)('round trips per request, counted on t
     expect(res.statusCode).toBe(200);
     expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
   });
+
+  it('a USSD session opened, and a move: two statements in one transaction each', async () => {
+    const customer = (await create(randomUUID(), 'Hopper')).res.json().data;
+    const opened = await counted({
+      method: 'POST',
+      url: '/v1/ussd/session',
+      body: { customerId: customer.id },
+      idempotencyKey: randomUUID(),
+    });
+    expect(opened.res.statusCode, opened.res.body).toBe(201);
+    const sessionId = opened.res.json().data.sessionId;
+    const moved = await counted({
+      method: 'POST',
+      url: '/v1/ussd/process',
+      body: { sessionId, choice: '1' },
+      idempotencyKey: randomUUID(),
+    });
+    expect(moved.res.statusCode, moved.res.body).toBe(200);
+    // The claim; BEGIN; the customer and the menu's data (open) or the session's lock and the data
+    // (move); the session's write with the stored answer; COMMIT.
+    expect({ database: opened.database, redis: opened.redis }).toEqual({ database: 5, redis: 1 });
+    expect({ database: moved.database, redis: moved.redis }).toEqual({ database: 5, redis: 1 });
+  });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rows, run } from '../../src/db/query.ts';
 import { orders, ussdSessions } from '../../src/db/schema.ts';
 import { withErrorState } from '../../src/services/ussd/error-state.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
@@ -93,9 +94,17 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
     t.ctx.faultInjector = (point) => {
       if (point === 'ussd.process.effects') throw new Error('injected move failure');
     };
-    const failed = await client.press(confirm.sessionId, '1');
+    const key = randomUUID();
+    const failed = await client.press(confirm.sessionId, '1', key);
     t.ctx.faultInjector = undefined;
     expect(failed.statusCode).toBe(200);
+    // The ERROR answer was stored after the rollback to the savepoint: the same key replays it.
+    const replay = await client.press(confirm.sessionId, '1', key);
+    expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+      200,
+      failed.body,
+      'true',
+    ]);
     expect(failed.json()).toMatchObject({
       message: 'USSD request processed with error state',
       data: {
@@ -121,6 +130,28 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
       message: 'USSD request processed successfully',
       data: { currentState: 'HOME' },
     });
+  });
+
+  it('a submitted buy repeated with its key replays the stored answer; one order, one collection', async () => {
+    const { partner, customerId, client } = await setup();
+    const confirm = await searchAndConfirm(partner, customerId, '1000');
+    const key = randomUUID();
+    const submitted = await client.press(confirm.sessionId, '1', key);
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    expect(submitted.json().data.currentState).toBe('BUY_SUBMITTED');
+    const replay = await client.press(confirm.sessionId, '1', key);
+    expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+      200,
+      submitted.body,
+      'true',
+    ]);
+    const placed = await t.ctx.database.db.select().from(orders).where(eq(orders.customerId, customerId));
+    expect(placed).toHaveLength(1);
+    const collections = await rows<{ n: number }>(
+      t.ctx.database.db,
+      sql`select count(*)::int as n from transactions where order_id = ${placed[0]!.id}`,
+    );
+    expect(collections[0]?.n).toBe(1);
   });
 
   it('a database error inside a move is rolled back to its savepoint; the request transaction goes on', async () => {
@@ -214,6 +245,40 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
     ]);
     expect([pageOf(c.body), pageOf(d.body)].sort()).toEqual(['4', '5']);
   });
+
+  // The lock and the snapshot are one statement, whose snapshot predates a wait for the lock: a move
+  // that waited must read the data again, or it would show what was true before it waited.
+  it.skipIf(store !== 'postgres')(
+    'a move that waited for the session lock reads what committed while it waited',
+    async () => {
+      const { partner, customerId, client } = await setup();
+      const stocksScreen = await client.walk(customerId, ['1']);
+      const hold = holdFirstMove();
+      const first = client.press(stocksScreen.sessionId, '7');
+      await hold.inside;
+      const second = client.press(stocksScreen.sessionId, '0');
+      const db = t.ctx.database.db;
+      const waiting = async () =>
+        (
+          await rows(
+            db,
+            sql`select 1 from pg_stat_activity where wait_event_type = 'Lock'
+              and query like '%from ussd_sessions where id = $1 for update%'`,
+          )
+        ).length > 0;
+      for (let i = 0; !(await waiting()); i++) {
+        if (i > 200) throw new Error('the second move never waited for the session lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const renamed = `Renamed ${randomUUID().slice(0, 8)}`;
+      await run(db, sql`update organizations set name = ${renamed} where id = ${partner.organizationId}`);
+      hold.release();
+      const [a, b] = await Promise.all([first, second]);
+      expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+      expect(b.json().data.currentState).toBe('HOME');
+      expect(b.json().data.menu.text).toContain(`Welcome to ${renamed}`);
+    },
+  );
 
   it('the same key while the first call is in flight: 409 on PostgreSQL, a replay once it completes', async () => {
     const { customerId, client } = await setup();

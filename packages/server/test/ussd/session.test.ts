@@ -146,9 +146,17 @@ describe.each(STORES)('POST /v1/ussd/session on %s', (store) => {
       if (point === 'ussd.session.menu') throw new Error('injected menu failure');
     };
     const client = ussdClient(t, partner);
-    const res = await client.open(customerId);
+    const key = randomUUID();
+    const res = await client.open(customerId, key);
     t.ctx.faultInjector = undefined;
     expect(res.statusCode).toBe(200);
+    // The ERROR answer is stored with the session: the same key replays it and opens nothing more.
+    const replay = await client.open(customerId, key);
+    expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+      200,
+      res.body,
+      'true',
+    ]);
     const { message, data } = res.json() as { message: string; data: UssdData };
     expect(message).toBe('USSD session created with error state');
     expect(data.currentState).toBe('ERROR');

@@ -8,6 +8,13 @@ const SAVEPOINT = sql.raw('savepoint ussd_move');
 const ROLLBACK_TO_SAVEPOINT = sql.raw('rollback to savepoint ussd_move');
 
 /**
+ * Spec answers (AppError) and an unreachable database are answered as such; anything else is an
+ * unexpected failure, which puts the session in ERROR.
+ */
+export const isExpected = (error: unknown): boolean =>
+  error instanceof AppError || isDatabaseUnavailable(error);
+
+/**
  * Runs a move inside a savepoint of the request's transaction. An unexpected failure rolls back
  * every write of the move (no partial orders or transactions survive), then `onFailure` records the
  * ERROR state in the outer transaction, which commits it together with the idempotent reply.
@@ -26,7 +33,7 @@ export async function withErrorState<T>(
   try {
     return await move(tx);
   } catch (error) {
-    if (error instanceof AppError || isDatabaseUnavailable(error)) throw error;
+    if (isExpected(error)) throw error;
     await run(tx, ROLLBACK_TO_SAVEPOINT);
     return onFailure(error);
   }

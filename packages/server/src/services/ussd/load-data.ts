@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
@@ -11,8 +11,9 @@ import type { UssdData, UssdHolding, UssdOpenOrder, UssdStock } from './types.ts
 export const OPEN_ORDER_STATUSES = ['PENDING_PAYMENT', 'PAID'] as const;
 const OPEN = sql.raw(OPEN_ORDER_STATUSES.map((s) => `'${s}'`).join(', '));
 
-type Row = {
-  customer: { msisdn: string | null } | null;
+/** The snapshot's columns, as one statement selects them (numbers as text). */
+export type SnapshotRow = {
+  customer: { msisdn: string | null; isActive: boolean } | null;
   organization_name: string | null;
   stocks: UssdStock[];
   holdings: (Omit<UssdHolding, 'value'> & { price: string; currency: string })[];
@@ -20,22 +21,15 @@ type Row = {
 };
 
 /**
- * The snapshot the pure machine reads, loaded inside the move's transaction after the session lock,
- * in one statement (one round trip): the customer, the organization's name, the listed catalog, the
- * customer's holdings and open orders, each scoped by the organization. Numbers travel as text, as
- * the columns read one by one would (`price` '28.5000', `amount` '1000.00'). `customer` is
- * undefined when the organization has no such customer.
+ * The snapshot the pure machine reads, as the select list of one statement: the customer, the
+ * organization's name, the listed catalog, the customer's holdings and open orders, each scoped by
+ * the organization. `org` and `customer` are the owner's ids, as parameters or as columns of the
+ * statement (the locked session's). Numbers travel as text, as the columns read one by one would
+ * (`price` '28.5000', `amount` '1000.00'); `customer` is null when the organization has no such
+ * customer.
  */
-export async function loadUssdData(
-  tx: Tx,
-  owner: { organizationId: string; customerId: string },
-  adapters: AdapterRegistry,
-): Promise<{ customer?: { msisdn: string | null }; data: UssdData }> {
-  const { organizationId: org, customerId: customer } = owner;
-  const row = await one<Row>(
-    tx,
-    sql`select
-  (select json_build_object('msisdn', c.msisdn) from customers c
+export function snapshotColumns(org: SQL, customer: SQL): SQL {
+  return sql`(select json_build_object('msisdn', c.msisdn, 'isActive', c.is_active) from customers c
     where c.id = ${customer} and c.organization_id = ${org}) as customer,
   (select o.name from organizations o where o.id = ${org}) as organization_name,
   coalesce((select json_agg(json_build_object('id', s.id, 'symbol', s.symbol, 'name', s.name,
@@ -49,9 +43,27 @@ export async function loadUssdData(
       'amount', o.amount::text, 'status', o.status) order by o.created_at desc, o.id desc)
     from orders o join stocks s on s.id = o.stock_id
     where o.organization_id = ${org} and o.customer_id = ${customer} and o.status in (${OPEN})), '[]')
-    as open_orders`,
+    as open_orders`;
+}
+
+export type Snapshot = { customer?: { msisdn: string | null; isActive: boolean }; data: UssdData };
+
+/** Loads the snapshot in one statement (one round trip), inside the move's transaction. */
+export async function loadUssdData(
+  tx: Tx,
+  owner: { organizationId: string; customerId: string },
+  adapters: AdapterRegistry,
+): Promise<Snapshot> {
+  const row = await one<SnapshotRow>(
+    tx,
+    sql`select ${snapshotColumns(sql`${owner.organizationId}`, sql`${owner.customerId}`)}`,
   );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');
+  return snapshotFrom(row, owner.customerId, adapters);
+}
+
+/** The machine's data from the snapshot's row: the customer's payment route, holdings valued. */
+export function snapshotFrom(row: SnapshotRow, customer: string, adapters: AdapterRegistry): Snapshot {
   const msisdn = row.customer?.msisdn;
   const route = msisdn ? routeForMsisdn(msisdn) : undefined;
   const adapter = route ? adapters(route.network, route.country) : undefined;
