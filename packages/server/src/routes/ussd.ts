@@ -41,6 +41,7 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
+      let queuedPayments = false;
       await respondInTransaction(ctx, request, reply, async (tx, store) => {
         const result = await processUssdChoice({
           ctx,
@@ -51,10 +52,12 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
         });
         // Counted as the move commits (the reply is sent right after the commit).
         countMove(result.state);
+        queuedPayments = result.payments.length > 0;
         return result;
       });
-      // Committed with its provider requests: let this instance's worker send them at once.
-      ctx.paymentWorker?.nudge();
+      // Committed with its provider requests: let this instance's worker send them at once. Only
+      // then: a pass costs the worker several statements, and most moves queue nothing.
+      if (queuedPayments) ctx.paymentWorker?.nudge();
       return reply;
     },
   );
