@@ -52,13 +52,15 @@ async function ok(
 }
 
 // A registry fetch that stalls is retried within the test's 120 s instead of waiting out npm's
-// default 5-minute fetch timeout (one such stall failed a run here).
+// default 5-minute fetch timeout (one such stall failed a run here). npm refuses a retry maximum
+// below its minimum (10 s by default), so both are set.
 const NPM_FLAGS = [
   '--prefer-offline',
   '--no-audit',
   '--no-fund',
   '--loglevel=error',
   '--fetch-timeout=30000',
+  '--fetch-retry-mintimeout=1000',
   '--fetch-retry-maxtimeout=5000',
 ];
 
@@ -349,7 +351,14 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     const home = path.join(work, 'home');
     mkdirSync(home);
     const cli = path.join(work, tarballs['@partner-api/partner-cli']!.filename);
-    await ok('npm', ['install', '-g', '--prefix', prefix, ...NPM_FLAGS, cli], work);
+    // --prefix also moves npm's global config to <prefix>/etc/npmrc; the machine's own global
+    // config (its CA file, its registry) still applies, as it does for a partner's `npm i -g`.
+    const globalconfig = (await ok('npm', ['config', 'get', 'globalconfig'], work)).trim();
+    await ok(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--globalconfig', globalconfig, ...NPM_FLAGS, cli],
+      work,
+    );
     const partner = path.join(prefix, 'bin/partner');
     const env = { HOME: home };
 
