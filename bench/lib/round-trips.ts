@@ -54,12 +54,14 @@ export async function countRoundTrips(options: {
       const headers = signedHeaders(partner, { method, url, idempotencyKey: key }, payload);
       return { method, path: url, headers, body: payload } as PreparedRequest;
     };
-    const counted = async (make: () => PreparedRequest) => {
+    // `make` may send what the request needs first (a USSD move needs a session); only the request
+    // it returns is counted.
+    const counted = async (make: () => PreparedRequest | Promise<PreparedRequest>) => {
       const database: number[] = [];
       const writes: number[] = [];
       let status = 0;
       for (let i = 0; i < SAMPLES; i++) {
-        const prepared = make();
+        const prepared = await make();
         const before = { database: postgres.exchanges, redis: redis.received };
         status = (await send(partner, prepared)).status;
         database.push(postgres.exchanges - before.database);
@@ -76,7 +78,8 @@ export async function countRoundTrips(options: {
     const replayKey = randomUUID();
     const body = { firstName: 'Round', lastName: 'Replay' };
     await send(partner, request('POST', '/v1/customers', body, replayKey));
-    const rows: [string, () => PreparedRequest][] = [
+    const openSession = () => request('POST', '/v1/ussd/session', { customerId: id }, randomUUID());
+    const rows: [string, () => PreparedRequest | Promise<PreparedRequest>][] = [
       ['signed GET /v1/customers/{id}', () => request('GET', `/v1/customers/${id}`)],
       [
         'signed POST /v1/customers, new key',
@@ -88,6 +91,15 @@ export async function countRoundTrips(options: {
         () => request('PATCH', `/v1/customers/${id}`, { lastName: randomUUID().slice(0, 8) }),
       ],
       ['GET /v1/webhooks/key', () => ({ method: 'GET', path: '/v1/webhooks/key', headers: {} })],
+      ['signed POST /v1/ussd/session', openSession],
+      [
+        'signed POST /v1/ussd/process (one move)',
+        async () => {
+          const opened = await send(partner, openSession());
+          const { sessionId } = (opened.json as { data: { sessionId: string } }).data;
+          return request('POST', '/v1/ussd/process', { sessionId, choice: '1' }, randomUUID());
+        },
+      ],
     ];
     const requests: RoundTrips['requests'] = [];
     for (const [name, make] of rows) requests.push({ request: name, ...(await counted(make)) });
