@@ -112,6 +112,8 @@ type StoreRun = {
   ussd?: UssdResult;
   ussdNoPause?: UssdResult;
   rssPeakMb: number;
+  /** Peak RSS within each phase of the run, in order (the idle start, then each scenario). */
+  rssPhases?: { name: string; peakMb: number }[];
   profile?: string;
 };
 
@@ -285,11 +287,13 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
   const run: StoreRun = { store, readyMs: server.readyMs, rssPeakMb: Number.NaN };
   let organizationId: string | undefined;
   try {
+    rss.phase('ready');
     log(`${store}: ready in ${(server.readyMs / 1000).toFixed(1)} s (pid ${server.pid})`);
     const partner = await createBenchPartner({ ...server, adminToken }, { 'x-forwarded-for': CLIENT_IP });
     organizationId = partner.organizationId;
 
     if (ONLY.has('key') && minimal) {
+      rss.phase('key');
       log(`${store}: scenario 2, GET /v1/webhooks/key, alternating with the minimal Fastify`);
       const ours: PreparedRequest = {
         method: 'GET',
@@ -308,6 +312,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       run.webhookKey = { ...combine(b), minimalFastify: combine(a) };
     }
     if (ONLY.has('post')) {
+      rss.phase('POST');
       log(`${store}: scenario 3, signed idempotent POST /v1/customers, between two insert-rate measurements`);
       const ceiling = await insertCeiling(store);
       try {
@@ -333,9 +338,11 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       }
     }
     const sessions = ONLY.has('ussd') ? USSD_SESSIONS : 0;
+    rss.phase('customers');
     log(`${store}: creating ${Math.max(100, 2 * sessions)} customers through the API`);
     const customerIds = await createCustomers(partner, Math.max(100, 2 * sessions));
     if (ONLY.has('get')) {
+      rss.phase('GET');
       log(`${store}: scenario 1, signed GET /v1/customers/{id}, between two verify-rate measurements`);
       const before = ed25519VerifyRate(2);
       const result = await signedScenario(server, 200, (i) =>
@@ -345,12 +352,14 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       run.signedGet = { ...result, verify: meanRate(before, after) };
     }
     if (ONLY.has('ussd')) {
+      rss.phase('USSD paced');
       log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
       run.ussd = await runUssd(partner, server.pid, customerIds.slice(0, sessions), {
         sessions,
         rampMs: 5000,
         thinkMs: USSD_THINK_MS,
       });
+      rss.phase('USSD no pause');
       log(`${store}: scenario 4, ${sessions} more with no pause between keys (capacity)`);
       run.ussdNoPause = await runUssd(partner, server.pid, customerIds.slice(sessions), {
         sessions,
@@ -360,7 +369,9 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
     }
     return run;
   } finally {
-    run.rssPeakMb = rss.stop().peakMb;
+    const sampled = rss.stop();
+    run.rssPeakMb = sampled.peakMb;
+    run.rssPhases = sampled.phases.filter((phase) => Number.isFinite(phase.peakMb));
     const code = await server.stop();
     if (code !== 0) log(`${store}: server exited with code ${code}`);
     if (store === 'postgres' && organizationId) await deleteOrganization(organizationId);
@@ -479,7 +490,7 @@ export function markdown(report: Report): string {
     }
     const rssTarget = `< ${TARGETS.rssMb} MB`;
     lines.push(
-      `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB | | | | | ${judged ? judge(run.rssPeakMb < TARGETS.rssMb, rssTarget) : `${rssTarget} (judged on PostgreSQL)`} |`,
+      `| server RSS, peak over the runs | ${store} | ${fmt(run.rssPeakMb)} MB (by phase: ${(run.rssPhases ?? []).map((p) => `${p.name} ${fmt(p.peakMb)}`).join(', ')}) | | | | | ${judged ? judge(run.rssPeakMb < TARGETS.rssMb, rssTarget) : `${rssTarget} (judged on PostgreSQL)`} |`,
     );
   }
   for (const trip of roundTrips?.requests ?? []) {

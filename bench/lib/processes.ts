@@ -173,18 +173,32 @@ export function machineJiffies(): { busy: number; total: number } {
 /** Samples a process's RSS every `everyMs` until stopped: the peak and the samples. */
 export function sampleRss(pid: number, everyMs = 200) {
   const samples: number[] = [];
+  // The peak of each phase the caller names with `phase`: which scenario sets the overall peak.
+  const phases: { name: string; peakMb: number }[] = [];
   const take = () => {
     const value = rssMb(pid);
-    if (value !== undefined) samples.push(value);
+    if (value === undefined) return;
+    samples.push(value);
+    const current = phases.at(-1);
+    if (current) current.peakMb = Math.max(current.peakMb, value);
   };
   take();
   const timer = setInterval(take, everyMs);
   timer.unref();
   return {
+    phase(name: string) {
+      phases.push({ name, peakMb: Number.NEGATIVE_INFINITY });
+      take();
+    },
     stop() {
       clearInterval(timer);
       take();
-      return { peakMb: Math.max(...samples), lastMb: samples.at(-1) ?? Number.NaN, samples: samples.length };
+      return {
+        peakMb: Math.max(...samples),
+        lastMb: samples.at(-1) ?? Number.NaN,
+        samples: samples.length,
+        phases,
+      };
     },
   };
 }
