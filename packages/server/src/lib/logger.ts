@@ -109,3 +109,79 @@ let pretty: pino.DestinationStream | undefined;
 export function accessLogger(logger: FastifyBaseLogger): FastifyBaseLogger {
   return logger.child({}, { redact: [] });
 }
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+
+/**
+ * A request's logger (`request.log`), made into pino's child the first time the request logs. Fastify
+ * makes a child per request; with the redaction paths above, pino runs @pinojs/redact over the
+ * child's bindings, which parses every path again on each call: a fifth of all the memory a
+ * GET /v1/webhooks/key allocated (docs/performance.md, "Memory"). Most requests never log on their
+ * own logger (the access line has its own, `accessLogger`), so most never pay for it. A line the
+ * level leaves out makes no child either. What a request does log is the same line as before: the
+ * child has the same bindings, options and redaction.
+ */
+class RequestLogger {
+  #child: FastifyBaseLogger | undefined;
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: pino.Bindings;
+  readonly #options: ChildOptions;
+
+  constructor(parent: FastifyBaseLogger, bindings: pino.Bindings, options: ChildOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #logger(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#child;
+  }
+
+  #log(level: Level, args: unknown[]): void {
+    // A route with a level of its own decides on its child; otherwise the parent's level does.
+    const dropped =
+      !this.#child && !this.#options?.level && !(this.#parent as pino.Logger).isLevelEnabled(level);
+    if (!dropped) (this.#logger()[level] as (...line: unknown[]) => void)(...args);
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.#options?.level ?? this.#parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger().level = level;
+  }
+
+  fatal(...args: unknown[]) {
+    this.#log('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.#log('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.#log('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.#log('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.#log('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.#log('trace', args);
+  }
+  silent(..._args: unknown[]) {}
+
+  child(bindings: pino.Bindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.#logger().child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: `request.log` as a `RequestLogger`. */
+export const requestLoggerFactory = (
+  logger: FastifyBaseLogger,
+  bindings: pino.Bindings,
+  options: ChildOptions,
+): FastifyBaseLogger => new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;

@@ -1,7 +1,7 @@
 import { ErrorLabel } from '@partner-api/contract';
 import type { FastifyReply, FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { createLogger } from '../lib/logger.ts';
+import { createLogger, requestLoggerFactory } from '../lib/logger.ts';
 import { generateRequestId } from './request-id.ts';
 
 /** What the public and the admin listener share: logs, request ids, and the router's refusals. */
@@ -9,7 +9,11 @@ export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean 
   return {
     ...(options.logger === false
       ? { logger: false }
-      : { loggerInstance: createLogger(ctx.config.LOG_LEVEL, undefined, ctx.config.LOG_FORMAT) }),
+      : {
+          loggerInstance: createLogger(ctx.config.LOG_LEVEL, undefined, ctx.config.LOG_FORMAT),
+          // request.log becomes pino's child only when the request logs (lib/logger.ts).
+          childLoggerFactory: requestLoggerFactory,
+        }),
     genReqId: generateRequestId,
     requestIdHeader: false,
     // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessLogger, createLogger } from '../../src/lib/logger.ts';
+import { accessLogger, createLogger, requestLoggerFactory } from '../../src/lib/logger.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 
 /** A logger writing into an array, one parsed JSON object a line. */
@@ -119,6 +119,38 @@ describe('the log serializers and redaction', () => {
       credential: { clientSecret: '[Redacted]', privateKey: '[Redacted]' },
       headers: { authorization: '[Redacted]', 'x-callback-signature': '[Redacted]' },
     });
+  });
+
+  it('a request logger made on first use writes what a pino child writes: request id, redaction, serializers', async () => {
+    const { log, entries } = capture();
+    const app = Fastify({ loggerInstance: log, childLoggerFactory: requestLoggerFactory });
+    const ids: string[] = [];
+    app.get('/logs', (request) => {
+      ids.push(request.id);
+      expect(request.log.level).toBe('info');
+      request.log.debug('below the level: no line');
+      request.log.warn({ credential: { clientSecret: 'nested-secret-8' } }, 'careless line');
+      request.log.error({ err: new TypeError('boom') }, 'unexpected error');
+      request.log.child({ orderId: 'o-1' }).info({ token: 'top-token-9' }, 'from a child');
+      return {};
+    });
+    app.get('/quiet', () => ({}));
+    expect((await app.inject({ method: 'GET', url: '/logs' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/quiet' })).statusCode).toBe(200);
+    await app.close();
+    const reqId = ids[0];
+    // Fastify's own two lines per request aside (the server replaces them with one access line).
+    const fastifys = ['incoming request', 'request completed'];
+    const lines = entries().filter((e) => e.reqId !== undefined && !fastifys.includes(String(e.msg)));
+    expect(lines.map(({ level, msg }) => ({ level, msg }))).toEqual([
+      { level: 40, msg: 'careless line' },
+      { level: 50, msg: 'unexpected error' },
+      { level: 30, msg: 'from a child' },
+    ]);
+    expect(lines[0]).toMatchObject({ reqId, credential: { clientSecret: '[Redacted]' } });
+    expect(lines[1]).toMatchObject({ reqId, err: { type: 'TypeError', message: 'boom' } });
+    expect(lines[2]).toMatchObject({ reqId, orderId: 'o-1', token: '[Redacted]' });
+    expect(JSON.stringify(lines)).not.toMatch(/nested-secret-8|top-token-9/);
   });
 
   it('the access logger writes its chosen fields as they are, with the level and message', () => {
