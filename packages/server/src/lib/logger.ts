@@ -94,8 +94,23 @@ export function createLogger(
     pretty ??= pinoPretty({ colorize: Boolean(process.stdout.isTTY), ignore: 'pid,hostname', sync: true });
     return pino(options, pretty);
   }
-  stdout ??= pino.destination({ dest: 1, sync: false });
+  stdout ??= stdoutLines();
   return pino(options, stdout);
+}
+
+/**
+ * stdout through sonic-boom in its buffer mode, each line made a Buffer as it is written. In its
+ * default mode sonic-boom appends each line to a string chunk of up to 16 KB and takes the chunk's
+ * byte length on every write, which flattens (copies) the whole chunk each time: at ~300-byte
+ * access lines, ~8 KB allocated per line, 15% of all a GET /v1/webhooks/key allocated
+ * (docs/performance.md, "Memory"). In buffer mode the lines are kept as a list and joined once per
+ * write(2). The sonic-boom is still pino's own (`pino.destination`), so pino's exit hook flushes
+ * it; `write` looks the stream's method up each time, so pino's EPIPE guard (a no-op write) holds.
+ */
+function stdoutLines(): pino.DestinationStream {
+  const boom = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
+  const lines = boom as unknown as { write(line: Buffer): boolean };
+  return { write: (line: string) => void lines.write(Buffer.from(line)) };
 }
 
 let pretty: pino.DestinationStream | undefined;

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +154,25 @@ describe('the log serializers and redaction', () => {
     expect(lines[1]).toMatchObject({ reqId, err: { type: 'TypeError', message: 'boom' } });
     expect(lines[2]).toMatchObject({ reqId, orderId: 'o-1', token: '[Redacted]' });
     expect(JSON.stringify(lines)).not.toMatch(/nested-secret-8|top-token-9/);
+  });
+
+  it('stdout: every line written before process.exit arrives whole and in order, UTF-8 intact', async () => {
+    const logger = fileURLToPath(new URL('../../src/lib/logger.ts', import.meta.url));
+    const script = `const { createLogger } = await import(${JSON.stringify(logger)});
+const log = createLogger('info', undefined, 'json');
+for (let i = 0; i < 5000; i++) log.info({ i, name: 'Wanjiků Ngũgĩ 🌍' }, 'line');
+process.exit(0);`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { i: number; name: string });
+    expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    expect(new Set(lines.map((line) => line.name))).toEqual(new Set(['Wanjiků Ngũgĩ 🌍']));
   });
 
   it('the access logger writes its chosen fields as they are, with the level and message', () => {
