@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, REDIS_SKIP_REASON, type TestApp } from '../support/app.ts';
+import { createPartner, signedInject } from '../support/partner.ts';
 import { JSON_HEADERS, redisReady, uniqueClientIp } from './helpers.ts';
 
 const GLOBAL_429 = {
@@ -248,5 +249,42 @@ describe.skipIf(!REDIS)('rate limits in Redis, shared by two app instances', () 
     } finally {
       await c.close();
     }
+  });
+});
+
+describe.skipIf(!REDIS)('a signed request and Redis', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp('pglite', {}, { withRedis: true });
+    await redisReady(t.ctx.redis);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('the shared limit and the revocation epoch leave in one write to Redis (docs/performance.md)', async () => {
+    const partner = await createPartner(t);
+    await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' }); // scripts loaded
+    // What the socket hands the kernel: one entry per write (the number of chunks in it).
+    type Chunked = (...args: unknown[]) => unknown;
+    const socket = t.ctx.redis!.stream as unknown as { _write: Chunked; _writev: Chunked };
+    const { _write, _writev } = socket;
+    const writes: number[] = [];
+    socket._write = function (this: unknown, ...args: unknown[]) {
+      writes.push(1);
+      return _write.apply(this, args);
+    };
+    socket._writev = function (this: unknown, ...args: unknown[]) {
+      writes.push((args[0] as unknown[]).length);
+      return _writev.apply(this, args);
+    };
+    try {
+      const res = await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      socket._write = _write;
+      socket._writev = _writev;
+    }
+    expect(writes).toHaveLength(1);
   });
 });
