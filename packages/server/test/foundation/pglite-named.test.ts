@@ -50,6 +50,28 @@ describe('NamingPGlite: named prepared statements on the embedded store', () => 
     expect(await prepared()).toHaveLength(2); // the second call did not prepare again
   });
 
+  it('a query’s own parsers win over the session’s, as in PGlite, also when the same options come again', async () => {
+    // drizzle's way: its own parsers (timestamps kept as text) on one options object it reuses.
+    const options = { rowMode: 'array' as const, parsers: { 1184: (value: string) => `raw ${value}` } };
+    const select = 'select opened, balance, tags from accounts where id = $1';
+    for (let i = 0; i < 2; i++) {
+      const ours = await named.query(select, ['a1'], options);
+      expect(ours.rows).toEqual((await plain.query(select, ['a1'], options)).rows);
+      expect(ours.rows).toEqual([['raw 2026-01-01 00:00:00+00', '10.50', ['x', 'y']]]);
+    }
+    // Without them, the session's parsers alone (a Date).
+    expect((await named.query(select, ['a1'])).rows).toEqual((await plain.query(select, ['a1'])).rows);
+    // An array type PGlite learns after the options were first used is parsed too.
+    for (const db of [named, plain]) {
+      await db.exec(`create type mood as enum ('calm', 'busy')`);
+      await db.refreshArrayTypes();
+    }
+    const moods = `select array['calm', 'busy']::mood[] as moods, opened from accounts where id = $1`;
+    const ours = await named.query(moods, ['a1'], options);
+    expect(ours.rows).toEqual((await plain.query(moods, ['a1'], options)).rows);
+    expect(ours.rows).toEqual([[['calm', 'busy'], 'raw 2026-01-01 00:00:00+00']]);
+  });
+
   it('a failing statement throws PGlite’s error with its code, and the session goes on', async () => {
     const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3)';
     await named.query(insert, ['dup', 'Ben', 1]);
