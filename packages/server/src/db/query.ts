@@ -30,6 +30,18 @@ export function dateOf(text: string | null): Date | null {
 }
 
 /**
+ * `column` is due at the JavaScript clock reading `now` (an ISO string, milliseconds). A reading of
+ * X ms stands for an instant in [X, X + 1 ms), while PostgreSQL writes `default now()` in
+ * microseconds: a row queued at X + 0.6 ms, committed, and then nudged into a pass that read X, is
+ * due. Compared with `<=` X it waited for the next poll instead (docs/performance.md, "The
+ * millisecond a nudge lost"). Values written from the same clock (whole milliseconds) compare as
+ * with `<=`; the bound stays a constant, so the queue's index on `next_attempt_at` still serves it.
+ */
+export function dueAt(column: SQL, now: string): SQL {
+  return sql`${column} < ${now}::timestamptz + interval '1 millisecond'`;
+}
+
+/**
  * The `set` list of an update from a patch: `column = value` for each field it carries (undefined
  * leaves the column alone, null clears it). `columns` names the column of every field.
  */

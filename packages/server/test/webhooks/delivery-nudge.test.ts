@@ -1,8 +1,17 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimDueDeliveries } from '../../src/services/webhooks/delivery-store.ts';
 import { STORES, type TestApp } from '../support/app.ts';
 import { createPartner, signedInject } from '../support/partner.ts';
 import { waitFor } from '../ussd/support.ts';
-import { createWebhook, type DeliveryApp, type Receiver, startDeliveryApp } from './delivery-support.ts';
+import {
+  createWebhook,
+  type DeliveryApp,
+  deliveriesOf,
+  emitEvent,
+  type Receiver,
+  startDeliveryApp,
+} from './delivery-support.ts';
 
 /**
  * A mutation that emitted an event nudges the local worker after its commit: with a poll interval
@@ -39,5 +48,29 @@ describe.each(STORES)('a committed mutation nudges the webhook worker on %s', (s
       event: 'CUSTOMER.CREATED',
       data: { id: created.json().data.id },
     });
+  });
+
+  it('a delivery written within the millisecond a pass reads from its clock is claimed by that pass', async () => {
+    // PostgreSQL writes `default now()` in microseconds, the clock reads whole milliseconds: a row
+    // written 0.6 ms into the millisecond X, then nudged into a pass that read X, is due then.
+    const { organizationId } = await createWebhook(t.ctx.database.db, r.url, ['ALL']);
+    const eventId = await emitEvent(t.ctx.database.db, t.ctx.events, organizationId);
+    const reading = new Date(Date.now() + 3_600_000);
+    const claim = async (microseconds: number) => {
+      await t.ctx.database.db.execute(
+        sql`update webhook_deliveries set next_attempt_at = ${reading.toISOString()}::timestamptz
+  + ${`${microseconds} microseconds`}::interval where event_id = ${eventId}`,
+      );
+      const claimed = await claimDueDeliveries(t.ctx.database.db, {
+        limit: 10,
+        now: reading,
+        leaseUntil: new Date(reading.getTime() + 60_000),
+        organizations: [organizationId],
+      });
+      return claimed.map((c) => c.eventId);
+    };
+    expect(await claim(1000)).toEqual([]); // the next millisecond: not due yet
+    expect(await claim(600)).toEqual([eventId]);
+    expect(await deliveriesOf(t.ctx.database.db, eventId)).toMatchObject([{ state: 'PENDING', attempts: 1 }]);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { dateOf, one, rows, run } from '../../db/query.ts';
+import { dateOf, dueAt, one, rows, run } from '../../db/query.ts';
 
 /** A claimed delivery with what one attempt needs: the event and the webhook's current URL. */
 export type ClaimedDelivery = {
@@ -45,7 +45,7 @@ export async function claimDueDeliveries(
     sql`with claimed as (
   update webhook_deliveries d set locked_until = ${lease}::timestamptz, attempts = d.attempts + 1
     from (select q.id from webhook_deliveries q join webhooks w on w.id = q.webhook_id
-      where q.state = 'PENDING' and q.next_attempt_at <= ${now}::timestamptz
+      where q.state = 'PENDING' and ${dueAt(sql`q.next_attempt_at`, now)}
         and (q.locked_until is null or q.locked_until <= ${now}::timestamptz)
         and w.status = 'ACTIVE' ${scope}
       order by q.next_attempt_at limit ${input.limit} for update of q skip locked) due

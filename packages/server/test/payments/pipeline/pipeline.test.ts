@@ -201,6 +201,27 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     expect(orderId).toBeTruthy();
   });
 
+  it('a request queued within the millisecond a pass reads from its clock is due in that pass', async () => {
+    // PostgreSQL writes `default now()` in microseconds, the clock reads whole milliseconds: a queue
+    // row written 0.6 ms into the millisecond X, then nudged into a pass that read X, is due then.
+    const p = pipeline();
+    const reading = new Date(Date.now() + 3_600_000);
+    const deps = { ...p.deps, clock: () => reading };
+    const { transactionId, request } = await buy(p.deps.registry);
+    const queueAt = async (microseconds: number) =>
+      t.ctx.database.db.execute(
+        sql`update provider_requests set next_attempt_at = ${reading.toISOString()}::timestamptz
+  + ${`${microseconds} microseconds`}::interval where id = ${request.id}`,
+      );
+    await queueAt(1000); // the next millisecond: not due yet
+    await runPipelineOnce(deps);
+    expect(await requestOf(transactionId)).toMatchObject({ state: 'QUEUED' });
+    await queueAt(600);
+    await runPipelineOnce(deps);
+    expect(await requestOf(transactionId)).toMatchObject({ state: 'AWAITING' });
+    expect(sendsOf(request.id)).toBe(1);
+  });
+
   it('rejected: a collection fails its order with the reason; a payout goes to the operator, still PENDING', async () => {
     const p = pipeline();
     const collect = await buy(p.deps.registry);

@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.ts';
-import { dateOf, one, rows, run } from '../../../db/query.ts';
+import { dateOf, dueAt, one, rows, run } from '../../../db/query.ts';
 import { money } from '../../../lib/money.ts';
 import type { ExchangeRecord } from '../providers/outcome.ts';
 import type { ProviderRequest } from './adapter.ts';
@@ -59,8 +59,8 @@ export async function claimDue(
   input: { adapter: string; limit: number; now: string; leaseUntil: string; awaiting: boolean },
 ): Promise<Array<{ id: string; previousState: RequestState }>> {
   const due = input.awaiting
-    ? sql`q.state = 'AWAITING' and q.next_attempt_at <= ${input.now}::timestamptz`
-    : sql`((q.state in ('QUEUED', 'UNCERTAIN') and q.next_attempt_at <= ${input.now}::timestamptz)
+    ? sql`q.state = 'AWAITING' and ${dueAt(sql`q.next_attempt_at`, input.now)}`
+    : sql`((q.state in ('QUEUED', 'UNCERTAIN') and ${dueAt(sql`q.next_attempt_at`, input.now)})
     or (q.state = 'SENDING' and q.locked_until <= ${input.now}::timestamptz))`;
   return rows<{ id: string; previousState: RequestState }>(
     q,
