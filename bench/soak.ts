@@ -65,6 +65,8 @@ export type SoakReport = {
   writesLost: number;
   unexpectedWrites: number;
   reconciliationProblems: string[];
+  /** The server's log lines at level error or fatal (the first 20): a clean soak logs none. */
+  serverErrors: string[];
   rss: {
     samplesMb: number[];
     firstWindowMedianMb: number;
@@ -373,6 +375,11 @@ async function soak(
     writesLost: reconciliation.writesLost,
     unexpectedWrites: reconciliation.unexpectedWrites,
     reconciliationProblems: reconciliation.problems,
+    serverErrors: server
+      .output()
+      .split('\n')
+      .filter((line) => /"level":(50|60)\b/.test(line))
+      .slice(0, 20),
     rss,
     ok:
       errors === 0 &&
@@ -412,6 +419,14 @@ async function reconcile(
     if (row?.n === 0) break;
     if (Date.now() > deadline) {
       problems.push(`${row?.n} transaction(s) still PENDING that should have settled`);
+      // Where each one is in the payment pipeline, so that a failure says why.
+      const stuck = await q<Record<string, unknown>>(
+        `select t.id, t.amount::text, r.state, r.attempts, r.next_attempt_at, r.locked_until, r.last_error
+           from transactions t left join provider_requests r on r.transaction_id = t.id
+          where t.organization_id = $1 and t.status = 'PENDING'
+            and split_part(t.amount::text, '.', 1) not like '%02' limit 10`,
+      );
+      for (const s of stuck) problems.push(`still PENDING: ${JSON.stringify(s)}`);
       break;
     }
     await sleep(250);
@@ -518,6 +533,7 @@ function printReport(report: SoakReport): void {
   ];
   for (const sample of report.errorSamples) lines.push(`  error: ${sample}`);
   for (const problem of report.reconciliationProblems.slice(0, 20)) lines.push(`  problem: ${problem}`);
+  for (const line of report.serverErrors) lines.push(`  server error: ${line}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -32,6 +32,7 @@ describe.skipIf(!DATABASE_URL)('soak (shortened)', () => {
     );
     expect(report.errorSamples).toEqual([]);
     expect(report.reconciliationProblems).toEqual([]);
+    expect(report.serverErrors).toEqual([]);
     expect(report.errors).toBe(0);
     expect(report.writesLost).toBe(0);
     expect(report.unexpectedWrites).toBe(0);
