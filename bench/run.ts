@@ -38,7 +38,9 @@
  *
  * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd,delivery,trips (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
- * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing).
+ * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing),
+ * --keep-log (keep each server's log, its access lines with their responseTime, as
+ * bench/results/server-<store>.log).
  * BENCH_SERVER_ENV (a JSON object) adds to or overrides the server's environment, to compare a
  * setting: `BENCH_SERVER_ENV='{"LOG_LEVEL":"warn"}' npm run bench -- --only=key`.
  * Writes bench/results/latest.json and latest.md (git-ignored) and prints the Markdown table.
@@ -83,6 +85,7 @@ const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd,delivery,trips').s
 const DELIVERY_IDLE_EVENTS = 200;
 const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
+const KEEP_LOG = Boolean(flag('keep-log'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
 
@@ -384,6 +387,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       }
       rmSync(profDir, { recursive: true, force: true });
     }
+    if (KEEP_LOG) renameSync(path.join(dataDir, 'server.log'), path.join(RESULTS, `server-${store}.log`));
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
