@@ -346,6 +346,40 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     expect(provider.acted.get(request.id)).toBe(1);
   });
 
+  it('a pass whose record fails hands the request back: a backoff later it is queried first, never sent twice', async () => {
+    const p = pipeline();
+    const { transactionId, request } = await buy(p.deps.registry);
+    // The database refuses this request's exchanges: the call goes out, its record fails.
+    const db = t.ctx.database.db;
+    const refuse = `refuse_${request.id.toLowerCase().replace(/[^a-z0-9]/g, '')}`;
+    await db.execute(
+      sql.raw(`create function ${refuse}() returns trigger language plpgsql
+  as $$ begin raise exception 'refused by the test'; end $$`),
+    );
+    await db.execute(
+      sql.raw(`create trigger ${refuse} before insert on provider_exchanges for each row
+  when (new.provider_request_id = '${request.id}') execute function ${refuse}()`),
+    );
+    try {
+      await p.run();
+    } finally {
+      await db.execute(sql.raw(`drop trigger ${refuse} on provider_exchanges`));
+      await db.execute(sql.raw(`drop function ${refuse}()`));
+    }
+    expect(provider.acted.get(request.id)).toBe(1);
+    expect(await requestOf(transactionId)).toMatchObject({ state: 'SENDING' });
+    expect(await exchangesOf(request.id)).toEqual([]);
+    await p.run(); // still inside the base backoff (100 ms in these settings): not due yet
+    expect(await requestOf(transactionId)).toMatchObject({ state: 'SENDING' });
+    p.advance(150); // past the backoff, far inside the 30 s lease the pass had taken
+    await p.run();
+    expect(await requestOf(transactionId)).toMatchObject({ state: 'DONE' });
+    expect(await transactionOf(transactionId)).toMatchObject({ status: 'SUCCESS', orderStatus: 'EXECUTED' });
+    expect(sendsOf(request.id)).toBe(1);
+    expect(provider.acted.get(request.id)).toBe(1);
+    expect(await exchangesOf(request.id)).toEqual(['query', 'decision']);
+  });
+
   it('callbacks: confirmed by the query they apply; contradicted they change nothing and are recorded', async () => {
     const p = pipeline();
     const exchange = {

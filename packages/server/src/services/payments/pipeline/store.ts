@@ -80,6 +80,20 @@ export type StateChange = {
   lastError?: string | null;
 };
 
+/**
+ * Hands a claimed request back before its lease ends, when the pass that claimed it failed (the
+ * database refused a write, the pool timed out): it stays SENDING, due again at `until`, and the
+ * next pass takes it over as it would a dead holder's, querying the provider first. Only the lease
+ * this pass set is cut: a request recorded or taken over meanwhile is left alone.
+ */
+export async function handBack(q: Queryable, id: string, lease: string, until: string): Promise<void> {
+  await run(
+    q,
+    sql`update provider_requests set locked_until = ${until}::timestamptz
+  where id = ${id} and state = 'SENDING' and locked_until = ${lease}::timestamptz`,
+  );
+}
+
 export async function setState(q: Queryable, id: string, change: StateChange, now: Date): Promise<void> {
   await run(
     q,

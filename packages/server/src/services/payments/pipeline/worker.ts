@@ -7,6 +7,7 @@ import { type BreakerState, createBreakers, providerFailed } from './breaker.ts'
 import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
 import {
   claimDue,
+  handBack,
   type LoadedRequest,
   loadRequest,
   mergeProviderIds,
@@ -186,9 +187,21 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
   }
   const results = await Promise.all(
     claims.map((c) =>
-      processClaimed(deps, c.adapter, c, lease).catch((err: unknown) => {
-        // The lease runs out and another pass takes the request over (querying first).
-        deps.log.error({ err, requestId: c.id }, 'payment request processing failed; left to its lease');
+      processClaimed(deps, c.adapter, c, lease).catch(async (err: unknown) => {
+        // Handed back after the base backoff rather than held for the whole lease: a passing
+        // database failure delays the request by a second, not a minute. The next pass queries
+        // first. If the database still refuses, the lease stands and runs out as for a dead worker.
+        const until = new Date(deps.clock().getTime() + deps.settings.PAYMENT_BACKOFF_BASE_MS);
+        const handedBack = await handBack(deps.db, c.id, lease, until.toISOString()).then(
+          () => true,
+          () => false,
+        );
+        deps.log.error(
+          { err, requestId: c.id, retryAt: handedBack ? until.toISOString() : lease },
+          handedBack
+            ? 'payment request processing failed; handed back, the next pass queries first'
+            : 'payment request processing failed; left to its lease',
+        );
         return false;
       }),
     ),
