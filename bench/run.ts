@@ -49,7 +49,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { scratchDatabase } from '../packages/server/test/support/database.ts';
 import { buildBundles } from '../scripts/build.ts';
 import {
   ed25519VerifyRate,
@@ -199,42 +199,6 @@ async function createCustomers(partner: BenchPartner, count: number): Promise<st
   return ids;
 }
 
-/** The bench's organization and everything under it, so that the shared test database does not grow. */
-async function deleteOrganization(organizationId: string) {
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  try {
-    const byOrg = 'where organization_id = $1';
-    await client.query('begin');
-    await client.query(
-      `delete from provider_exchanges where provider_request_id in (select id from provider_requests ${byOrg})`,
-      [organizationId],
-    );
-    for (const table of [
-      'provider_requests',
-      'transactions',
-      'holdings',
-      'orders',
-      'ussd_sessions',
-      'customers',
-    ]) {
-      await client.query(`delete from ${table} ${byOrg}`, [organizationId]);
-    }
-    await client.query(
-      'delete from idempotency_keys where credential_id in (select id from credentials where organization_id = $1)',
-      [organizationId],
-    );
-    await client.query(`delete from credentials ${byOrg}`, [organizationId]);
-    await client.query('delete from organizations where id = $1', [organizationId]);
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback');
-    log(`could not remove the bench organization ${organizationId}: ${(error as Error).message}`);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Scenario 3's ceiling on this store, measured before and after the scenario. */
 async function insertCeiling(
   store: Store,
@@ -269,6 +233,10 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
   const dataDir = mkdtempSync(path.join(tmpdir(), `bench-${store}-`));
   const adminToken = randomBytes(24).toString('hex');
   const profDir = CPU_PROF ? mkdtempSync(path.join(tmpdir(), `bench-prof-${store}-`)) : undefined;
+  // A database of the run's own on PostgreSQL's server, dropped at the end. On the shared one, this
+  // server's payment worker also swept every other run's and suite's open requests (446 never-settling
+  // sandbox collections of the soaks, each queried every 3 s) while it was being measured.
+  const database = store === 'postgres' ? await scratchDatabase(DATABASE_URL, 'bench_server') : undefined;
   log(`${store}: starting partner-api serve`);
   const server = await startPartnerApi({
     env: {
@@ -280,20 +248,21 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       // Every run takes tokens under the same client address in the shared Redis: the default budget
       // (10 per 15 minutes) refused the token of a run started minutes after a few others.
       RATE_LIMIT_TOKEN: '1000000000/900s',
-      ...(store === 'postgres' ? { DATABASE_URL, REDIS_URL } : {}),
+      ...(database ? { DATABASE_URL: database.url, REDIS_URL } : {}),
       ...JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}'),
     },
     logFile: path.join(dataDir, 'server.log'),
     cpuProfDir: profDir,
+  }).catch(async (error: unknown) => {
+    await database?.drop();
+    throw error;
   });
   const rss = sampleRss(server.pid, 250);
   const run: StoreRun = { store, readyMs: server.readyMs, rssPeakMb: Number.NaN };
-  let organizationId: string | undefined;
   try {
     rss.phase('ready');
     log(`${store}: ready in ${(server.readyMs / 1000).toFixed(1)} s (pid ${server.pid})`);
     const partner = await createBenchPartner({ ...server, adminToken }, { 'x-forwarded-for': CLIENT_IP });
-    organizationId = partner.organizationId;
 
     if (ONLY.has('key') && minimal) {
       rss.phase('key');
@@ -377,7 +346,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
     run.rssPhases = sampled.phases.filter((phase) => Number.isFinite(phase.peakMb));
     const code = await server.stop();
     if (code !== 0) log(`${store}: server exited with code ${code}`);
-    if (store === 'postgres' && organizationId) await deleteOrganization(organizationId);
+    await database?.drop();
     if (profDir) {
       const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
       if (file) {
