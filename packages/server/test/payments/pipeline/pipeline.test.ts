@@ -309,6 +309,40 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     expect(await transactionOf(transactionId)).toMatchObject({ status: 'PENDING' });
   });
 
+  it('a request still pending is asked again after a quarter of its age, capped, and never past its maximum age', async () => {
+    const p = pipeline({ PAYMENT_BACKOFF_MAX_MS: 60_000 }); // reconcileAfterMs 1 s, maximum age 600 s
+    const { transactionId, request } = await buy(p.deps.registry);
+    const created = await one<{ at: string }>(
+      t.ctx.database.db,
+      sql`select created_at::text as at from provider_requests where id = ${request.id}`,
+    );
+    const createdAt = Date.parse(created!.at);
+    /** Moves the clock to `age` ms after the request was created, answers pending, runs a pass. */
+    const pendingAt = async (age: number) => {
+      p.advance(createdAt + age - p.deps.clock().getTime());
+      provider.planQueries('pending');
+      await p.run();
+      const row = await one<{ next: string; state: string }>(
+        t.ctx.database.db,
+        sql`select next_attempt_at::text as next, state from provider_requests where id = ${request.id}`,
+      );
+      expect(row?.state).toBe('AWAITING');
+      return Date.parse(row!.next) - (createdAt + age);
+    };
+    await p.run(); // sent: AWAITING
+    expect(await pendingAt(2_000)).toBeCloseTo(1_000, -3); // young: reconcileAfterMs
+    expect(await pendingAt(100_000)).toBeCloseTo(25_000, -3); // a quarter of its age
+    expect(await pendingAt(400_000)).toBeCloseTo(60_000, -3); // capped
+    expect(await pendingAt(590_000)).toBeCloseTo(10_001, -3); // not past the maximum age
+    p.advance(10_001);
+    provider.planQueries('pending');
+    await p.run();
+    expect(await transactionOf(transactionId)).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'no answer from the provider within 600 s',
+    });
+  });
+
   it('a collection still pending past the maximum age fails with the reason', async () => {
     const p = pipeline();
     const { transactionId } = await buy(p.deps.registry);

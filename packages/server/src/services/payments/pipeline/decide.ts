@@ -16,6 +16,29 @@ export function backoffMs(deps: Pick<PipelineDeps, 'settings' | 'random'>, attem
 
 const later = (now: Date, ms: number) => new Date(now.getTime() + ms);
 
+/**
+ * When to ask again about a request the provider still calls pending: after a quarter of its age,
+ * at least the adapter's `reconcileAfterMs` and at most PAYMENT_BACKOFF_MAX_MS, and never past the
+ * moment it reaches PAYMENT_MAX_PENDING_SECONDS. A fresh request is asked as often as before; one
+ * pending for ten minutes every 150 s (at most every 5 min), not every few seconds. A collection
+ * nobody pays costs a few dozen queries an hour instead of one per `reconcileAfterMs`.
+ */
+export function pendingLookMs(
+  settings: Pick<PipelineDeps['settings'], 'PAYMENT_BACKOFF_MAX_MS' | 'PAYMENT_MAX_PENDING_SECONDS'>,
+  createdAt: Date,
+  now: Date,
+  reconcileAfterMs: number,
+): number {
+  const age = now.getTime() - createdAt.getTime();
+  const look = Math.min(
+    Math.max(reconcileAfterMs, age / 4),
+    Math.max(reconcileAfterMs, settings.PAYMENT_BACKOFF_MAX_MS),
+  );
+  // 1 ms past the maximum age, so that the look that comes then fails it (pastMaxAge is strict).
+  const untilMaxAge = settings.PAYMENT_MAX_PENDING_SECONDS * 1000 - age + 1;
+  return Math.round(Math.max(0, Math.min(look, untilMaxAge)));
+}
+
 /** Applies a provider's final status through the settlement logic (order effects, refunds), once. */
 export async function applyFinal(
   tx: Tx,
@@ -166,7 +189,7 @@ export async function decideOnQuery(
     case 'pending':
       return keepWaiting(tx, deps, request, now, {
         state: 'AWAITING',
-        afterMs: reconcileAfterMs,
+        afterMs: pendingLookMs(deps.settings, request.createdAt, now, reconcileAfterMs),
         why: 'the provider says pending',
       });
     case 'unknown':
