@@ -84,14 +84,15 @@ export type StateChange = {
  * Hands a claimed request back before its lease ends, when the pass that claimed it failed (the
  * database refused a write, the pool timed out): it stays SENDING, due again at `until`, and the
  * next pass takes it over as it would a dead holder's, querying the provider first. Only the lease
- * this pass set is cut: a request recorded or taken over meanwhile is left alone.
+ * this pass set is cut: a request recorded or taken over meanwhile is left alone (false).
  */
-export async function handBack(q: Queryable, id: string, lease: string, until: string): Promise<void> {
-  await run(
+export async function handBack(q: Queryable, id: string, lease: string, until: string): Promise<boolean> {
+  const changed = await run(
     q,
     sql`update provider_requests set locked_until = ${until}::timestamptz
   where id = ${id} and state = 'SENDING' and locked_until = ${lease}::timestamptz`,
   );
+  return changed > 0;
 }
 
 export async function setState(q: Queryable, id: string, change: StateChange, now: Date): Promise<void> {

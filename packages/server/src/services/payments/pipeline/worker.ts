@@ -192,15 +192,16 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
         // database failure delays the request by a second, not a minute. The next pass queries
         // first. If the database still refuses, the lease stands and runs out as for a dead worker.
         const until = new Date(deps.clock().getTime() + deps.settings.PAYMENT_BACKOFF_BASE_MS);
-        const handedBack = await handBack(deps.db, c.id, lease, until.toISOString()).then(
-          () => true,
-          () => false,
-        );
+        const handedBack = await handBack(deps.db, c.id, lease, until.toISOString()).catch(() => undefined);
+        const outcome =
+          handedBack === undefined
+            ? { retryAt: lease, what: 'left to its lease' }
+            : handedBack
+              ? { retryAt: until.toISOString(), what: 'handed back, the next pass queries first' }
+              : { retryAt: undefined, what: 'already recorded or taken over' };
         deps.log.error(
-          { err, requestId: c.id, retryAt: handedBack ? until.toISOString() : lease },
-          handedBack
-            ? 'payment request processing failed; handed back, the next pass queries first'
-            : 'payment request processing failed; left to its lease',
+          { err, requestId: c.id, retryAt: outcome.retryAt },
+          `payment request processing failed; ${outcome.what}`,
         );
         return false;
       }),
