@@ -35,8 +35,17 @@ export function pendingLookMs(
     Math.max(reconcileAfterMs, settings.PAYMENT_BACKOFF_MAX_MS),
   );
   // 1 ms past the maximum age, so that the look that comes then fails it (pastMaxAge is strict).
-  const untilMaxAge = settings.PAYMENT_MAX_PENDING_SECONDS * 1000 - age + 1;
+  const untilMaxAge = maxAgeLeftMs(settings, createdAt, now) + 1;
   return Math.round(Math.max(0, Math.min(look, untilMaxAge)));
+}
+
+/** What is left of PAYMENT_MAX_PENDING_SECONDS for a request created at `createdAt` (negative: past it). */
+function maxAgeLeftMs(
+  settings: Pick<PipelineDeps['settings'], 'PAYMENT_MAX_PENDING_SECONDS'>,
+  createdAt: Date,
+  now: Date,
+): number {
+  return settings.PAYMENT_MAX_PENDING_SECONDS * 1000 - (now.getTime() - createdAt.getTime());
 }
 
 /** Applies a provider's final status through the settlement logic (order effects, refunds), once. */
@@ -68,7 +77,7 @@ export async function applyFinal(
 }
 
 function pastMaxAge(deps: PipelineDeps, request: LoadedRequest, now: Date): boolean {
-  return now.getTime() - request.createdAt.getTime() > deps.settings.PAYMENT_MAX_PENDING_SECONDS * 1000;
+  return maxAgeLeftMs(deps.settings, request.createdAt, now) < 0;
 }
 
 /**
