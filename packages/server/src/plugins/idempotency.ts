@@ -3,7 +3,7 @@ import { ErrorLabel, ErrorMessage } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
-import type { Tx } from '../db/client.ts';
+import type { Queryable, Tx } from '../db/client.ts';
 import { run } from '../db/query.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
 import {
@@ -119,32 +119,62 @@ export type HandlerResult = { status: number; body: unknown };
 /**
  * The statement that stores `result` as the request's idempotent answer, for the work to run as a
  * CTE of its last write (one round trip fewer than a statement of its own); undefined when the
- * request claimed no key. The work must then return that same `result`: any other result is stored
- * by a statement of its own after the work, as when `store` is never called.
+ * request claimed no key. `onlyIf` makes the store conditional on the write's other CTEs. The work
+ * must then return that same `result`: any other result is stored by a statement of its own after
+ * the work, as when `store` is never called.
  */
-export type StoreAnswer = (result: HandlerResult) => SQL | undefined;
+export type StoreAnswer = (result: HandlerResult, onlyIf?: SQL) => SQL | undefined;
+
+type Work<D extends Queryable> = (db: D, store: StoreAnswer) => Promise<HandlerResult>;
 
 /**
  * Runs a mutation in one transaction together with its idempotency record. A 4xx from the work is
  * stored (and replayed) with the mutation rolled back; a 5xx frees the key so a retry can succeed.
  */
-export async function respondInTransaction(
+export function respondInTransaction(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (tx: Tx, store: StoreAnswer) => Promise<HandlerResult>,
+  work: Work<Tx>,
 ): Promise<FastifyReply> {
-  const { status, payload } = await settle(ctx, request, async (tx, claim) => {
+  return respond(ctx, request, reply, work, inTransaction(ctx));
+}
+
+/**
+ * As `respondInTransaction`, without a transaction around the work: two round trips fewer (`BEGIN`,
+ * `COMMIT`), for work whose writes are one statement that carries the stored answer (`store`), or
+ * that opens a transaction of its own where it needs one (a USSD move). Its 4xx answers must come
+ * before its first write, since nothing rolls that write back.
+ */
+export function respondInStatements(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: Work<Queryable>,
+): Promise<FastifyReply> {
+  return respond(ctx, request, reply, work, (body) => body(ctx.database.db));
+}
+
+type Settled = { status: number; payload: string };
+
+async function respond<D extends Queryable>(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: Work<D>,
+  within: (body: (db: D) => Promise<Settled>) => Promise<Settled>,
+): Promise<FastifyReply> {
+  const { status, payload } = await settle(ctx, request, within, async (db, claim) => {
     let stored: { result: HandlerResult; payload: string } | undefined;
-    const store: StoreAnswer = (result) => {
+    const store: StoreAnswer = (result, onlyIf) => {
       if (!claim) return undefined;
       stored = { result, payload: JSON.stringify(result.body) };
-      return completion(claim, { status: result.status, body: stored.payload, headers: {} });
+      return completion(claim, { status: result.status, body: stored.payload, headers: {} }, onlyIf);
     };
-    const result = await work(tx, store);
+    const result = await work(db, store);
     if (stored?.result === result) return { status: result.status, payload: stored.payload };
     const payload = JSON.stringify(result.body);
-    if (claim) await completeKey(tx, claim, { status: result.status, body: payload, headers: {} });
+    if (claim) await completeKey(db, claim, { status: result.status, body: payload, headers: {} });
     return { status: result.status, payload };
   });
   // Committed: a webhook event this mutation emitted is delivered now, not at the next poll.
@@ -193,7 +223,7 @@ export async function respondCreated(
     else await answerOutcome(ctx, request, reply, claim, outcome);
     if (reply.sent) return reply;
     // Claimed (an expired record, or a crashed request's lock): the transaction, as for any mutation.
-    await settle(ctx, request, async (tx, claimed) => {
+    await settle(ctx, request, inTransaction(ctx), async (tx, claimed) => {
       const stored = claimed ? sql`stored as (${completion(claimed, answer)}), ` : sql``;
       await run(tx, sql`with ${stored}${writes(sql``)} select 1`);
       return { status: created.status, payload };
@@ -206,15 +236,21 @@ export async function respondCreated(
   return reply.code(created.status).type('application/json; charset=utf-8').send(payload);
 }
 
-/** The transaction of a mutation with its claimed key: a 4xx is stored, a 5xx frees the key. */
-async function settle(
+const inTransaction =
+  (ctx: AppContext) =>
+  (body: (tx: Tx) => Promise<Settled>): Promise<Settled> =>
+    ctx.database.db.transaction(body);
+
+/** A mutation with its claimed key, `within` its transaction (or none): a 4xx is stored, a 5xx frees the key. */
+async function settle<D extends Queryable>(
   ctx: AppContext,
   request: FastifyRequest,
-  transact: (tx: Tx, claim: Claim | undefined) => Promise<{ status: number; payload: string }>,
-): Promise<{ status: number; payload: string }> {
+  within: (body: (db: D) => Promise<Settled>) => Promise<Settled>,
+  transact: (db: D, claim: Claim | undefined) => Promise<Settled>,
+): Promise<Settled> {
   const claim = request.idempotency;
   try {
-    return await ctx.database.db.transaction((tx) => transact(tx, claim));
+    return await within((db) => transact(db, claim));
   } catch (error) {
     if (claim) {
       if (error instanceof AppError && error.statusCode < 500) {

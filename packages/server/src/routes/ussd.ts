@@ -5,7 +5,7 @@ import {
   ussdSessionRequestSchema,
 } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
-import { respondInTransaction } from '../plugins/idempotency.ts';
+import { respondInStatements } from '../plugins/idempotency.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 import type { UssdState } from '../services/ussd/types.ts';
@@ -21,10 +21,9 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const organizationId = request.auth!.organizationId;
-      return respondInTransaction(ctx, request, reply, async (tx, store) => {
+      return respondInStatements(ctx, request, reply, async (_db, store) => {
         const result = await createUssdSession({
           ctx,
-          tx,
           input: { organizationId, customerId },
           log: request.log,
           store,
@@ -42,15 +41,14 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
       let queuedPayments = false;
-      await respondInTransaction(ctx, request, reply, async (tx, store) => {
+      await respondInStatements(ctx, request, reply, async (_db, store) => {
         const result = await processUssdChoice({
           ctx,
-          tx,
           input: { organizationId, sessionId, choice },
           log: request.log,
           store,
         });
-        // Counted as the move commits (the reply is sent right after the commit).
+        // Counted as the move is written (the reply is sent right after).
         countMove(result.state);
         queuedPayments = result.payments.length > 0;
         return result;

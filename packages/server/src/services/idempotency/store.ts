@@ -90,11 +90,14 @@ export async function completeKey(db: Queryable, claim: Claim, response: StoredR
   await run(db, completion(claim, response));
 }
 
-/** completeKey's statement, to run as a CTE of the mutation's own statement (one round trip fewer). */
-export function completion(claim: Claim, response: StoredResponse): SQL {
+/**
+ * completeKey's statement, to run as a CTE of the mutation's own statement (one round trip fewer);
+ * `onlyIf` (a condition on the statement's other CTEs) stores the answer only when it holds.
+ */
+export function completion(claim: Claim, response: StoredResponse, onlyIf?: SQL): SQL {
   return sql`update idempotency_keys set response_status = ${response.status},
   response_body = ${response.body}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
-  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}`;
+  locked_until = null where credential_id = ${claim.credentialId} and key = ${claim.key}${onlyIf ? sql` and ${onlyIf}` : sql``}`;
 }
 
 /** Frees the key after a 5xx so that the partner's retry can run. */

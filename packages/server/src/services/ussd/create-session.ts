@@ -1,6 +1,5 @@
 import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
-import type { Tx } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { StoreAnswer } from '../../plugins/idempotency.ts';
 import type { Log } from '../payments/provider.ts';
@@ -19,24 +18,24 @@ export type UssdReply = { status: number; body: UssdResponse; state: UssdState }
  * A deactivated customer cannot invest: answered like a customer that does not exist.
  *
  * Round trips: the customer and the menu's snapshot are one statement, the session and its stored
- * answer (`store`) another. The menu is built before anything is written, so its failure needs no
- * savepoint.
+ * answer (`store`) another, autocommit: its only write is that one statement, so it needs no
+ * transaction (`respondInStatements`). The menu is built before anything is written, so its failure
+ * needs no savepoint.
  */
 export async function createUssdSession({
   ctx,
-  tx,
   input,
   log,
   store,
 }: {
   ctx: AppContext;
-  tx: Tx;
   input: { organizationId: string; customerId: string };
   log: Log;
   /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
 }): Promise<UssdReply> {
-  const snapshot = await loadUssdData(tx, input, ctx.registry);
+  const { db } = ctx.database;
+  const snapshot = await loadUssdData(db, input, ctx.registry);
   if (!snapshot.customer?.isActive) {
     throw new AppError(404, ErrorLabel.customerNotFound, ErrorMessage.ussdCustomerNotFound);
   }
@@ -51,7 +50,7 @@ export async function createUssdSession({
   const open = async (screen: UssdScreen, status: number, message: UssdReply['body']['message']) => {
     const data = presentScreen(sessionId, screen, expiresAt);
     const result: UssdReply = { status, body: { message, data }, state: screen.state };
-    await insertSession(tx, row, screen, store?.(result));
+    await insertSession(db, row, screen, store?.(result));
     return result;
   };
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { Tx } from '../../db/client.ts';
+import type { Queryable } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
 import { routeForMsisdn } from '../payments/mobile-network.ts';
@@ -48,14 +48,14 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
 
 export type Snapshot = { customer?: { msisdn: string | null; isActive: boolean }; data: UssdData };
 
-/** Loads the snapshot in one statement (one round trip), inside the move's transaction. */
+/** Loads the snapshot in one statement (one round trip). */
 export async function loadUssdData(
-  tx: Tx,
+  db: Queryable,
   owner: { organizationId: string; customerId: string },
   adapters: AdapterRegistry,
 ): Promise<Snapshot> {
   const row = await one<SnapshotRow>(
-    tx,
+    db,
     sql`select ${snapshotColumns(sql`${owner.organizationId}`, sql`${owner.customerId}`)}`,
   );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');

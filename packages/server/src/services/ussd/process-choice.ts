@@ -7,29 +7,74 @@ import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
 import type { UssdReply } from './create-session.ts';
 import { isExpected, withErrorState } from './error-state.ts';
-import { loadUssdData, snapshotFrom } from './load-data.ts';
+import { loadUssdData, type Snapshot, snapshotFrom } from './load-data.ts';
 import { completeSubmission, errorScreen, isEndState, move } from './machine.ts';
 import { expiryFrom, presentScreen } from './present.ts';
-import { lockSession, saveSession } from './session-row.ts';
+import {
+  type LockedSession,
+  lockSession,
+  readSession,
+  saveSession,
+  saveSessionIfUnchanged,
+} from './session-row.ts';
 import { USSD_STATES, type UssdContext, type UssdScreen, type UssdState } from './types.ts';
 
 const badRequest = (message: string) => new AppError(400, ErrorLabel.badRequest, message);
 const isUssdState = (value: string): value is UssdState => (USSD_STATES as readonly string[]).includes(value);
 
 type MoveReply = UssdReply & { payments: TransactionRef[] };
+type MoveInput = { organizationId: string; sessionId: string; choice: string };
+type Times = { expiresAt: Date; now: Date };
 
 /**
- * Advances a session by one choice. The session row is locked (SELECT ... FOR UPDATE) for the whole
- * move, so two racing calls on one session apply one after the other, the second from the state the
- * first left. The move (session, orders, transactions, holdings) is one unit: an unexpected failure
- * leaves the session in ERROR (200, `processed with error state`) and no write of the move behind.
+ * Advances a session by one choice. Two moves racing on one session apply one after the other, the
+ * second from the state the first left. The move (session, orders, transactions, holdings) is one
+ * unit: an unexpected failure leaves the session in ERROR (200, `processed with error state`) and no
+ * write of the move behind.
  *
- * Round trips (docs/performance.md, "A USSD move in fewer statements"): the lock and the snapshot
- * are one statement; a move without effects writes once (the session, with the stored answer as a
- * CTE: `store`); only a move with effects takes a savepoint, before its first write, so that a
- * failure rolls its orders and transactions back.
+ * Round trips (docs/performance.md, "A USSD move in two statements"): a move without effects (most
+ * of them: every menu but a confirmed buy, sell or cancel) reads the session with its snapshot,
+ * unlocked, and writes the new screen with the stored answer in one autocommit statement that
+ * applies only if no other move committed on the session in between. Otherwise (a move with
+ * effects, or one that lost that race) it runs in a transaction that locks the session row
+ * (`processLocked`).
  */
 export async function processUssdChoice({
+  ctx,
+  input,
+  log,
+  store,
+}: {
+  ctx: AppContext;
+  input: MoveInput;
+  log: Log;
+  /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
+  store?: StoreAnswer;
+}): Promise<MoveReply> {
+  const { db } = ctx.database;
+  const { session, times } = movable(ctx, input, await readSession(db, input.sessionId));
+  const plan = await planMove(ctx, session, input.choice, async () =>
+    snapshotFrom(session.snapshot, session.customerId, ctx.registry),
+  );
+  if (plan.kind === 'screen') {
+    const result = replyOf(input.sessionId, plan.screen, plan.message, times, []);
+    const saved = await saveSessionIfUnchanged(
+      db,
+      { id: input.sessionId, version: session.version },
+      plan.screen,
+      times,
+      (onlyIf) => store?.(result, onlyIf),
+    );
+    if (saved) {
+      if (plan.error) logFailure(log, plan.error, input.sessionId, session.state);
+      return result;
+    }
+  }
+  return db.transaction((tx) => processLocked({ ctx, tx, input, log, store }));
+}
+
+/** The move in a transaction that holds the session row's lock (SELECT ... FOR UPDATE) throughout. */
+async function processLocked({
   ctx,
   tx,
   input,
@@ -38,62 +83,38 @@ export async function processUssdChoice({
 }: {
   ctx: AppContext;
   tx: Tx;
-  input: { organizationId: string; sessionId: string; choice: string };
+  input: MoveInput;
   log: Log;
-  /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
 }): Promise<MoveReply> {
   const { sessionId } = input;
-  const session = await lockSession(tx, sessionId);
-  if (!session) throw new AppError(404, ErrorLabel.sessionNotFound, ErrorMessage.sessionNotFound);
-  if (session.organizationId !== input.organizationId) {
-    throw new AppError(403, ErrorLabel.sessionForbidden, ErrorMessage.sessionForbidden);
-  }
-  const state = session.state;
-  if (!session.isActive || (isUssdState(state) && isEndState(state))) {
-    throw badRequest(ErrorMessage.sessionInactive);
-  }
-  const now = new Date();
-  if (session.expiresAtMs <= now.getTime()) throw badRequest(ErrorMessage.sessionExpired);
-  const expiresAt = expiryFrom(now, ctx.config.USSD_SESSION_TTL_SECONDS);
-  const times = { expiresAt, now };
+  const { session, times } = movable(ctx, input, await lockSession(tx, sessionId));
   const owner = { organizationId: session.organizationId, customerId: session.customerId };
+  // A move that committed on this session while the lock waited: read what it wrote.
+  const plan = await planMove(ctx, session, input.choice, () =>
+    session.current
+      ? Promise.resolve(snapshotFrom(session.snapshot, session.customerId, ctx.registry))
+      : loadUssdData(tx, owner, ctx.registry),
+  );
 
   /** The screen saved with its answer, in one statement. */
   const finish = async (
     screen: UssdScreen,
-    message: UssdReply['body']['message'],
+    message: MoveReply['body']['message'],
     payments: TransactionRef[],
   ) => {
-    const body = { message, data: presentScreen(sessionId, screen, expiresAt) };
-    const result: MoveReply = { status: 200, body, state: screen.state, payments };
+    const result = replyOf(sessionId, screen, message, times, payments);
     await saveSession(tx, sessionId, screen, times, store?.(result));
     return result;
   };
   const failed = async (error: unknown) => {
-    log.error({ err: error, sessionId, from: state }, 'USSD move failed; session put in ERROR');
+    logFailure(log, error, sessionId, session.state);
     return finish(errorScreen(), UssdMessage.processedWithError, []);
   };
 
-  let moved: ReturnType<typeof move>;
-  let msisdn: string | null;
-  try {
-    if (!isUssdState(state)) throw new Error(`session ${sessionId} holds unknown state ${state}`);
-    // A move that committed on this session while the lock waited: read what it wrote.
-    const { customer, data } = session.current
-      ? snapshotFrom(session.snapshot, session.customerId, ctx.registry)
-      : await loadUssdData(tx, owner, ctx.registry);
-    if (!customer) throw new Error(`session ${sessionId}: customer ${session.customerId} is gone`);
-    msisdn = customer.msisdn;
-    moved = move({ state, context: session.context as unknown as UssdContext, choice: input.choice, data });
-    if (moved.effects.length === 0) await ctx.faultInjector?.('ussd.process.effects');
-  } catch (error) {
-    // Nothing of the move is written yet: the ERROR state needs no savepoint.
-    if (isExpected(error)) throw error;
-    return failed(error);
-  }
-  if (moved.effects.length === 0) return finish(moved, UssdMessage.processed, []);
-
+  // Nothing of the move is written yet: the ERROR state needs no savepoint.
+  if (plan.kind === 'screen') return plan.error ? failed(plan.error) : finish(plan.screen, plan.message, []);
+  const { moved, msisdn } = plan;
   return withErrorState<MoveReply>(
     tx,
     async () => {
@@ -106,4 +127,69 @@ export async function processUssdChoice({
     },
     failed,
   );
+}
+
+/** The spec's answers for a session this caller cannot move (404, 403, 400); else the move's times. */
+function movable<S extends LockedSession>(
+  ctx: AppContext,
+  input: MoveInput,
+  session: S | undefined,
+): { session: S; times: Times } {
+  if (!session) throw new AppError(404, ErrorLabel.sessionNotFound, ErrorMessage.sessionNotFound);
+  if (session.organizationId !== input.organizationId) {
+    throw new AppError(403, ErrorLabel.sessionForbidden, ErrorMessage.sessionForbidden);
+  }
+  const state = session.state;
+  if (!session.isActive || (isUssdState(state) && isEndState(state))) {
+    throw badRequest(ErrorMessage.sessionInactive);
+  }
+  const now = new Date();
+  if (session.expiresAtMs <= now.getTime()) throw badRequest(ErrorMessage.sessionExpired);
+  return { session, times: { now, expiresAt: expiryFrom(now, ctx.config.USSD_SESSION_TTL_SECONDS) } };
+}
+
+type Moved = ReturnType<typeof move>;
+
+/**
+ * What the move writes, decided before anything is written: the next screen, or the ERROR screen
+ * (with the unexpected `error` that caused it); or, for a move with effects, the move to apply.
+ */
+type Plan =
+  | { kind: 'screen'; screen: UssdScreen; message: MoveReply['body']['message']; error?: unknown }
+  | { kind: 'effects'; moved: Moved; msisdn: string | null };
+
+async function planMove(
+  ctx: AppContext,
+  session: LockedSession,
+  choice: string,
+  snapshot: () => Promise<Snapshot>,
+): Promise<Plan> {
+  try {
+    const { state } = session;
+    if (!isUssdState(state)) throw new Error(`session holds unknown state ${state}`);
+    const { customer, data } = await snapshot();
+    if (!customer) throw new Error(`session's customer ${session.customerId} is gone`);
+    const moved = move({ state, context: session.context as unknown as UssdContext, choice, data });
+    if (moved.effects.length > 0) return { kind: 'effects', moved, msisdn: customer.msisdn };
+    await ctx.faultInjector?.('ussd.process.effects');
+    return { kind: 'screen', screen: moved, message: UssdMessage.processed };
+  } catch (error) {
+    if (isExpected(error)) throw error;
+    return { kind: 'screen', screen: errorScreen(), message: UssdMessage.processedWithError, error };
+  }
+}
+
+function replyOf(
+  sessionId: string,
+  screen: UssdScreen,
+  message: MoveReply['body']['message'],
+  times: Times,
+  payments: TransactionRef[],
+): MoveReply {
+  const body = { message, data: presentScreen(sessionId, screen, times.expiresAt) };
+  return { status: 200, body, state: screen.state, payments };
+}
+
+function logFailure(log: Log, error: unknown, sessionId: string, from: string): void {
+  log.error({ err: error, sessionId, from }, 'USSD move failed; session put in ERROR');
 }
