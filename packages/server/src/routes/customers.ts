@@ -12,7 +12,7 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { requireIdempotencyKeyOnly, respondCreated, respondInTransaction } from '../plugins/idempotency.ts';
+import { requireIdempotencyKeyOnly, respondCreated, respondInStatements } from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
 import { getCustomer } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
@@ -61,17 +61,19 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
     '/customers/:id',
     { schema: { params: customerIdParamsSchema, body: customerUpdateSchema }, preHandler: idempotency },
     (request, reply) =>
-      respondInTransaction(ctx, request, reply, async (tx) => {
-        const data = await updateCustomer({
-          db: tx,
+      respondInStatements(ctx, request, reply, async (db, store) => {
+        const result = await updateCustomer({
+          db,
           organizationId: organizationOf(request),
           id: request.params.id,
           input: request.body,
           events: ctx.events,
+          answer: (data) => ({ status: 200, body: { message: CustomerMessage.updated, data } }),
+          store,
         });
-        // Thrown inside the transaction: the 404 is stored with the key and replayed as 404.
-        if (!data) throw customerNotFound();
-        return { status: 200, body: { message: CustomerMessage.updated, data } };
+        // Thrown before anything is written: the 404 is stored with the key and replayed as 404.
+        if (!result) throw customerNotFound();
+        return result;
       }),
   );
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rows, run } from '../../src/db/query.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { createCustomerViaApi, invalid, NONEXISTENT_ID, NOT_FOUND_BODY } from './helpers.ts';
@@ -75,6 +77,46 @@ describe.each(STORES)('PATCH /v1/customers/{id} on %s', (store) => {
     expect(res.json()).toEqual(invalid(field, message as string));
     expect(await fetchCustomer(p, before.id)).toEqual(before);
   });
+
+  // The patch reads the row unlocked and writes it only if no other write committed since; here the
+  // test's own transaction changes the row while the patch's write waits for it: the patch must run
+  // again on the row as it is then, keep that change, and store the answer it sent.
+  it.skipIf(store !== 'postgres')(
+    'a patch that meets a concurrent write applies on top of it; its answer is the one stored',
+    async () => {
+      const p = await createPartner(t);
+      const before = await createCustomerViaApi(t, p, FULL);
+      const db = t.ctx.database.db;
+      const waiting = async () =>
+        (
+          await rows(
+            db,
+            sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%with patched as%'`,
+          )
+        ).length > 0;
+      const key = randomUUID();
+      let patched: ReturnType<typeof patch> | undefined;
+      await db.transaction(async (tx) => {
+        await run(tx, sql`select 1 from customers where id = ${before.id} for update`);
+        patched = patch(p, before.id, { lastName: 'Achieng' }, key);
+        for (let i = 0; !(await waiting()); i++) {
+          if (i > 200) throw new Error("the patch's write never waited for the row");
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await run(tx, sql`update customers set first_name = 'Akinyi' where id = ${before.id}`);
+      });
+      const res = await patched!;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toMatchObject({ firstName: 'Akinyi', lastName: 'Achieng' });
+      expect(await fetchCustomer(p, before.id)).toEqual(res.json().data);
+      const replay = await patch(p, before.id, { lastName: 'Achieng' }, key);
+      expect([replay.statusCode, replay.body, replay.headers['idempotent-replayed']]).toEqual([
+        200,
+        res.body,
+        'true',
+      ]);
+    },
+  );
 
   it('404 for an unknown customer, stored with the key and replayed as 404', async () => {
     const p = await createPartner(t);

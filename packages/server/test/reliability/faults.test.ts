@@ -584,9 +584,11 @@ describe.skipIf(!DATABASE_URL)(
       ]);
       expect(await count(caller.organizationId, lastName)).toBe(1);
 
-      // 3. SIGKILL while a PATCH's transaction waits (its key claimed first, by a statement of its own):
-      //    nothing of the change committed, the key stays locked by the dead request; another instance
-      //    answers 409 while the lock holds, then runs the retry exactly once.
+      // 3. SIGKILL while a PATCH's write waits (its key claimed first, by a statement of its own; the
+      //    write, its event and its stored answer one autocommit statement): PostgreSQL cancels the
+      //    gone client's statement, as for the create. Nothing of the change committed, the key stays
+      //    locked by the dead request; another instance answers 409 while the lock holds, then runs the
+      //    retry exactly once.
       const customerId = JSON.parse(retry.body).data.id as string;
       const patchKey = randomUUID();
       const renamed = `Renamed${randomUUID().slice(0, 8)}`;
@@ -603,8 +605,8 @@ describe.skipIf(!DATABASE_URL)(
         faults += 1;
         expect(await third.exited).toBeNull();
         expect(await inFlight).toMatch(/fetch failed|terminated|socket/i);
-        await hold.release();
         await gone(blocked);
+        await hold.release();
       }
       expect(await count(caller.organizationId, renamed)).toBe(0);
       const record = await keyRecord(patchKey);

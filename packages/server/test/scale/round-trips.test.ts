@@ -85,6 +85,23 @@ describe.skipIf(skipReason !== undefined)('round trips per request, counted on t
     expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
   });
 
+  it('a signed PATCH /v1/customers/{id}: the claim, the read and one write, no transaction', async () => {
+    const created = (await create(randomUUID(), 'Noether')).res.json().data;
+    const {
+      res,
+      database,
+      redis: r,
+    } = await counted({
+      method: 'PATCH',
+      url: `/v1/customers/${created.id}`,
+      body: { lastName: 'Germain' },
+      idempotencyKey: randomUUID(),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.lastName).toBe('Germain');
+    expect({ database, redis: r }).toEqual({ database: 3, redis: 1 });
+  });
+
   it('a USSD session opened, and a move without effects: the claim and two statements each', async () => {
     const customer = (await create(randomUUID(), 'Hopper')).res.json().data;
     const opened = await counted({

@@ -1,9 +1,9 @@
 import type { Customer, CustomerUpdate } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.ts';
-import { assignments, one } from '../../db/query.ts';
+import type { Queryable, Tx } from '../../db/client.ts';
+import { assignments, one, run } from '../../db/query.ts';
+import type { HandlerResult, StoreAnswer } from '../../plugins/idempotency.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
-import { getCustomer } from './get.ts';
 import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
 
 /** The column each field of a patch writes. */
@@ -17,28 +17,68 @@ const COLUMNS: { [K in keyof Required<CustomerUpdate>]: SQL } = {
   referenceId: sql`reference_id`,
 };
 
-/**
- * Applies the fields present in the patch (null clears a nullable one); undefined when the customer
- * is not the organization's. An empty patch changes nothing, updatedAt included, and returns the
- * customer. A change writes CUSTOMER.UPDATED (data: the customer as GET answers it) on `db`, which
- * is then the request's transaction.
- */
-export async function updateCustomer({
-  db,
-  organizationId,
-  id,
-  input,
-  events,
-}: {
+type Patch = {
   db: Queryable;
   organizationId: string;
   id: string;
   input: CustomerUpdate;
   events: EventOutbox;
-}): Promise<Customer | undefined> {
-  // Only the fields the partner sent are written.
+  /** The request's answer for the updated customer. */
+  answer: (customer: Customer) => HandlerResult;
+  /** Stores that answer with the update (the idempotent route). */
+  store?: StoreAnswer;
+};
+
+/**
+ * Applies the fields present in the patch (null clears a nullable one); undefined when the customer
+ * is not the organization's. An empty patch changes nothing, updatedAt included, and answers the
+ * customer. A change writes CUSTOMER.UPDATED (data: the customer as GET answers it) with the row and
+ * the stored answer.
+ *
+ * Round trips (docs/performance.md, "A PATCH in two statements"): the customer is read with its
+ * version (`xmin`), unlocked; the patched customer, its event and the answer are computed from it;
+ * then one autocommit statement writes the row, the event and the stored answer, only if the row is
+ * still that version. When another write got there first, the patch runs again in a transaction on
+ * the row as it is then (`patchLocked`).
+ */
+export async function updateCustomer(patch: Patch): Promise<HandlerResult | undefined> {
+  const { db, organizationId, id, input, events, answer, store } = patch;
+  const row = await one<CustomerRow & { version: string }>(
+    db,
+    sql`select ${customerColumns}, xmin::text as version from customers
+  where id = ${id} and organization_id = ${organizationId}`,
+  );
+  if (!row) return undefined;
+  const { version, ...current } = row;
   const set = assignments(input, COLUMNS);
-  if (set.length === 0) return getCustomer({ db, organizationId, id });
+  if (set.length === 0) return answer(presentCustomer(current));
+
+  const now = new Date();
+  const customer = presentCustomer({ ...current, ...fieldsOf(input), updatedAt: now.toISOString() });
+  const result = answer(customer);
+  const written = sql`exists (select 1 from patched)`;
+  const event = events.enabled
+    ? sql`, ${events.emission({ organizationId, event: 'CUSTOMER.UPDATED', data: customer }, sql`from patched`)}`
+    : sql``;
+  const stored = store?.(result, written);
+  const saved = await one<{ saved: boolean }>(
+    db,
+    sql`with patched as (
+  update customers set ${sql.join(set, sql`, `)}, updated_at = ${now.toISOString()}::timestamptz
+  where id = ${id} and organization_id = ${organizationId} and xmin::text = ${version} returning 1
+)${event}${stored ? sql`, stored as (${stored})` : sql``}
+select ${written} as saved`,
+  );
+  if (saved?.saved) {
+    if (events.enabled) events.emitted('CUSTOMER.UPDATED');
+    return result;
+  }
+  return db.transaction((tx) => patchLocked({ ...patch, db: tx }, set));
+}
+
+/** The patch on the row as it is now, in a transaction: the update, then its event and answer. */
+async function patchLocked(patch: Patch & { db: Tx }, set: SQL[]): Promise<HandlerResult | undefined> {
+  const { db, organizationId, id, events, answer, store } = patch;
   const row = await one<CustomerRow>(
     db,
     sql`update customers set ${sql.join(set, sql`, `)}, updated_at = now()
@@ -47,6 +87,14 @@ export async function updateCustomer({
   );
   if (!row) return undefined;
   const customer = presentCustomer(row);
+  const result = answer(customer);
   await events.emit(db, { organizationId, event: 'CUSTOMER.UPDATED', data: customer });
-  return customer;
+  const stored = store?.(result);
+  if (stored) await run(db, sql`with stored as (${stored}) select 1`);
+  return result;
+}
+
+/** The patch's fields that were sent (null included), under the row's names. */
+function fieldsOf(input: CustomerUpdate): Partial<CustomerRow> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
 }
