@@ -144,7 +144,9 @@ export function respondInTransaction(
  * As `respondInTransaction`, without a transaction around the work: two round trips fewer (`BEGIN`,
  * `COMMIT`), for work whose writes are one statement that carries the stored answer (`store`), or
  * that opens a transaction of its own where it needs one (a USSD move). Its 4xx answers must come
- * before its first write, since nothing rolls that write back.
+ * before its first write, since nothing rolls that write back. The work runs on one connection
+ * (`onOneConnection`), as a transaction would: a request that has read does not queue again for its
+ * write while holding what it read (docs/performance.md, "Fewer statements, one connection").
  */
 export function respondInStatements(
   ctx: AppContext,
@@ -152,7 +154,7 @@ export function respondInStatements(
   reply: FastifyReply,
   work: Work<Queryable>,
 ): Promise<FastifyReply> {
-  return respond(ctx, request, reply, work, (body) => body(ctx.database.db));
+  return respond(ctx, request, reply, work, (body) => ctx.database.onOneConnection(body));
 }
 
 type Settled = { status: number; payload: string };

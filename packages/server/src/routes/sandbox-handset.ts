@@ -136,11 +136,9 @@ export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx:
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const { id: organizationId } = await demoOrganization();
-      const result = await createUssdSession({
-        ctx,
-        input: { organizationId, customerId },
-        log: request.log,
-      });
+      const result = await ctx.database.onOneConnection((db) =>
+        createUssdSession({ ctx, db, input: { organizationId, customerId }, log: request.log }),
+      );
       ctx.metrics.ussdMoves.inc({ state: result.state });
       return reply.code(result.status).send(result.body);
     },
@@ -152,11 +150,9 @@ export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx:
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const { id: organizationId } = await demoOrganization();
-      const result = await processUssdChoice({
-        ctx,
-        input: { organizationId, sessionId, choice },
-        log: request.log,
-      });
+      const result = await ctx.database.onOneConnection((db) =>
+        processUssdChoice({ ctx, db, input: { organizationId, sessionId, choice }, log: request.log }),
+      );
       ctx.metrics.ussdMoves.inc({ state: result.state });
       // As the real route: the worker sends the queued requests once the move committed.
       if (result.payments.length > 0) ctx.paymentWorker?.nudge();

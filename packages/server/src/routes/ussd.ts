@@ -21,9 +21,10 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const organizationId = request.auth!.organizationId;
-      return respondInStatements(ctx, request, reply, async (_db, store) => {
+      return respondInStatements(ctx, request, reply, async (db, store) => {
         const result = await createUssdSession({
           ctx,
+          db,
           input: { organizationId, customerId },
           log: request.log,
           store,
@@ -41,9 +42,10 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
       let queuedPayments = false;
-      await respondInStatements(ctx, request, reply, async (_db, store) => {
+      await respondInStatements(ctx, request, reply, async (db, store) => {
         const result = await processUssdChoice({
           ctx,
+          db,
           input: { organizationId, sessionId, choice },
           log: request.log,
           store,

@@ -1,5 +1,6 @@
 import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
+import type { Queryable } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { StoreAnswer } from '../../plugins/idempotency.ts';
 import type { Log } from '../payments/provider.ts';
@@ -24,17 +25,19 @@ export type UssdReply = { status: number; body: UssdResponse; state: UssdState }
  */
 export async function createUssdSession({
   ctx,
+  db,
   input,
   log,
   store,
 }: {
   ctx: AppContext;
+  /** The database, or the one connection the request runs on (`respondInStatements`). */
+  db: Queryable;
   input: { organizationId: string; customerId: string };
   log: Log;
   /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
 }): Promise<UssdReply> {
-  const { db } = ctx.database;
   const snapshot = await loadUssdData(db, input, ctx.registry);
   if (!snapshot.customer?.isActive) {
     throw new AppError(404, ErrorLabel.customerNotFound, ErrorMessage.ussdCustomerNotFound);

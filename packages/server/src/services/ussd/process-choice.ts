@@ -1,6 +1,6 @@
 import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
-import type { Tx } from '../../db/client.ts';
+import type { Queryable, Tx } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { StoreAnswer } from '../../plugins/idempotency.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
@@ -41,17 +41,19 @@ type Times = { expiresAt: Date; now: Date };
  */
 export async function processUssdChoice({
   ctx,
+  db,
   input,
   log,
   store,
 }: {
   ctx: AppContext;
+  /** The database, or the one connection the request runs on (`respondInStatements`). */
+  db: Queryable;
   input: MoveInput;
   log: Log;
   /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
 }): Promise<MoveReply> {
-  const { db } = ctx.database;
   const { session, times } = movable(ctx, input, await readSession(db, input.sessionId));
   const plan = await planMove(ctx, session, input.choice, async () =>
     snapshotFrom(session.snapshot, session.customerId, ctx.registry),
