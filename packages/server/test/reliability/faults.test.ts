@@ -22,6 +22,7 @@ import {
   type TestApp,
   tempDataDir,
 } from '../support/app.ts';
+import { scratchDatabase } from '../support/database.ts';
 import { type Relay, startRelay, targetOf } from '../support/faults.ts';
 import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
 import { type ServerProcess, startServer } from '../support/process.ts';
@@ -426,14 +427,21 @@ describe.skipIf(!DATABASE_URL)(
       RATE_LIMIT_GLOBAL: '100000/60s',
       LOG_LEVEL: 'warn',
     };
+    // A database of their own: a server killed here holding a lease on another suite's payment
+    // requests (every spawned server runs the same sandbox adapter) would leave them for 60 s.
+    let database: { url: string; drop(): Promise<void> } | undefined;
+    let databaseUrl = '';
     beforeAll(async () => {
-      relay = await startRelay(targetOf(DATABASE_URL!, 5432));
-      direct = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+      database = await scratchDatabase(DATABASE_URL!, 'faults');
+      databaseUrl = database.url;
+      relay = await startRelay(targetOf(databaseUrl, 5432));
+      direct = new pg.Pool({ connectionString: databaseUrl, max: 3 });
     });
     afterAll(async () => {
       for (const s of servers) await s.stop('SIGKILL');
       await relay?.close();
       await direct?.end();
+      await database?.drop();
     });
 
     const onboard = (server: ServerProcess) =>
@@ -523,7 +531,7 @@ describe.skipIf(!DATABASE_URL)(
     };
 
     it('PostgreSQL dropped mid-request: the process survives, answers 503, then recovers; SIGKILL mid-create, the retry runs once at once; SIGKILL mid-transaction, the retry after the lock expires runs once', async () => {
-      const first = await startServer({ ...env, DATABASE_URL: relay.urlFor(DATABASE_URL!) });
+      const first = await startServer({ ...env, DATABASE_URL: relay.urlFor(databaseUrl) });
       servers.push(first);
       const caller = await onboard(first);
 
@@ -572,7 +580,7 @@ describe.skipIf(!DATABASE_URL)(
       }
       expect(await count(caller.organizationId, lastName)).toBe(0);
       expect(await keyRecord(key)).toBeUndefined();
-      const second = await startServer({ ...env, DATABASE_URL: DATABASE_URL! });
+      const second = await startServer({ ...env, DATABASE_URL: databaseUrl });
       servers.push(second);
       const retry = await createCustomer(second, caller, lastName, key);
       expect([retry.status, retry.headers.get('idempotent-replayed')], retry.body).toEqual([201, null]);
@@ -592,7 +600,7 @@ describe.skipIf(!DATABASE_URL)(
       const customerId = JSON.parse(retry.body).data.id as string;
       const patchKey = randomUUID();
       const renamed = `Renamed${randomUUID().slice(0, 8)}`;
-      const third = await startServer({ ...env, DATABASE_URL: DATABASE_URL! });
+      const third = await startServer({ ...env, DATABASE_URL: databaseUrl });
       servers.push(third);
       {
         const hold = await holdRow('customers', customerId);
