@@ -13,6 +13,17 @@ import type { UssdScreen, UssdState } from './types.ts';
 
 export type UssdReply = { status: number; body: UssdResponse; state: UssdState };
 
+/** What opening a session or making a move is given. */
+export type UssdCall<Input, D extends Queryable = Queryable> = {
+  ctx: AppContext;
+  /** The database, or the one connection the request runs on (`respondInStatements`). */
+  db: D;
+  input: Input;
+  log: Log;
+  /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
+  store?: StoreAnswer;
+};
+
 /**
  * Opens a USSD session on HOME for a customer of the caller's organization (201). A failure while
  * building the menu opens it in ERROR instead (200), so the customer can still choose 0 (Home).
@@ -29,15 +40,7 @@ export async function createUssdSession({
   input,
   log,
   store,
-}: {
-  ctx: AppContext;
-  /** The database, or the one connection the request runs on (`respondInStatements`). */
-  db: Queryable;
-  input: { organizationId: string; customerId: string };
-  log: Log;
-  /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
-  store?: StoreAnswer;
-}): Promise<UssdReply> {
+}: UssdCall<{ organizationId: string; customerId: string }>): Promise<UssdReply> {
   const snapshot = await loadUssdData(db, input, ctx.registry);
   if (!snapshot.customer?.isActive) {
     throw new AppError(404, ErrorLabel.customerNotFound, ErrorMessage.ussdCustomerNotFound);

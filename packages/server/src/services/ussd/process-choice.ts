@@ -1,11 +1,10 @@
 import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
-import type { Queryable, Tx } from '../../db/client.ts';
+import type { Tx } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
-import type { StoreAnswer } from '../../plugins/idempotency.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
-import type { UssdReply } from './create-session.ts';
+import type { UssdCall, UssdReply } from './create-session.ts';
 import { isExpected, withErrorState } from './error-state.ts';
 import { loadUssdData, type Snapshot, snapshotFrom } from './load-data.ts';
 import { completeSubmission, errorScreen, isEndState, move } from './machine.ts';
@@ -32,7 +31,7 @@ type Times = { expiresAt: Date; now: Date };
  * unit: an unexpected failure leaves the session in ERROR (200, `processed with error state`) and no
  * write of the move behind.
  *
- * Round trips (docs/performance.md, "A USSD move in two statements"): a move without effects (most
+ * Round trips (docs/performance.md, "Fewer statements, one connection"): a move without effects (most
  * of them: every menu but a confirmed buy, sell or cancel) reads the session with its snapshot,
  * unlocked, and writes the new screen with the stored answer in one autocommit statement that
  * applies only if no other move committed on the session in between. Otherwise (a move with
@@ -45,15 +44,7 @@ export async function processUssdChoice({
   input,
   log,
   store,
-}: {
-  ctx: AppContext;
-  /** The database, or the one connection the request runs on (`respondInStatements`). */
-  db: Queryable;
-  input: MoveInput;
-  log: Log;
-  /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
-  store?: StoreAnswer;
-}): Promise<MoveReply> {
+}: UssdCall<MoveInput>): Promise<MoveReply> {
   const { session, times } = movable(ctx, input, await readSession(db, input.sessionId));
   const plan = await planMove(ctx, session, input.choice, async () =>
     snapshotFrom(session.snapshot, session.customerId, ctx.registry),
@@ -72,23 +63,17 @@ export async function processUssdChoice({
       return result;
     }
   }
-  return db.transaction((tx) => processLocked({ ctx, tx, input, log, store }));
+  return db.transaction((tx) => processLocked({ ctx, db: tx, input, log, store }));
 }
 
 /** The move in a transaction that holds the session row's lock (SELECT ... FOR UPDATE) throughout. */
 async function processLocked({
   ctx,
-  tx,
+  db: tx,
   input,
   log,
   store,
-}: {
-  ctx: AppContext;
-  tx: Tx;
-  input: MoveInput;
-  log: Log;
-  store?: StoreAnswer;
-}): Promise<MoveReply> {
+}: UssdCall<MoveInput, Tx>): Promise<MoveReply> {
   const { sessionId } = input;
   const { session, times } = movable(ctx, input, await lockSession(tx, sessionId));
   const owner = { organizationId: session.organizationId, customerId: session.customerId };
