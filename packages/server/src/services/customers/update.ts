@@ -35,7 +35,7 @@ type Patch = {
  * customer. A change writes CUSTOMER.UPDATED (data: the customer as GET answers it) with the row and
  * the stored answer.
  *
- * Round trips (docs/performance.md, "A PATCH in two statements"): the customer is read with its
+ * Round trips (docs/performance.md, "Fewer statements, one connection"): the customer is read with its
  * version (`xmin`), unlocked; the patched customer, its event and the answer are computed from it;
  * then one autocommit statement writes the row, the event and the stored answer, only if the row is
  * still that version. When another write got there first, the patch runs again in a transaction on
@@ -89,8 +89,10 @@ async function patchLocked(patch: Patch & { db: Tx }, set: SQL[]): Promise<Handl
   const customer = presentCustomer(row);
   const result = answer(customer);
   await events.emit(db, { organizationId, event: 'CUSTOMER.UPDATED', data: customer });
+  // Stored in this transaction: the work's `db` is not this transaction, so the plugin's own store
+  // after the work would commit apart from the update.
   const stored = store?.(result);
-  if (stored) await run(db, sql`with stored as (${stored}) select 1`);
+  if (stored) await run(db, stored);
   return result;
 }
 

@@ -30,7 +30,8 @@ function splitSnapshot<T extends SnapshotRow>(row: T) {
 /**
  * Reads a session and its move's snapshot without locking anything, with the row's version (its
  * `xmin`): a move computed from it is written by `saveSessionIfUnchanged`, which writes only if no
- * other move committed on the session since (docs/performance.md, "A USSD move in two statements").
+ * other move committed on the session since (docs/performance.md, "Fewer statements, one
+ * connection").
  */
 export async function readSession(
   db: Queryable,
