@@ -89,25 +89,33 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
   }
 
+  /**
+   * The Redis socket stays corked until the event loop's next check phase: every command issued by
+   * the requests of one loop turn (each one's limiter command, a signed request's epoch script beside
+   * it) leaves in one write, and Redis answers them in one read (docs/performance.md, "One Redis
+   * write per loop turn"). ioredis writes each command synchronously as it is issued, so a corked
+   * socket holds them.
+   */
+  let corked = false;
+  function corkUntilNextTurn(): void {
+    if (corked || options.redis?.status !== 'ready') return;
+    const socket = options.redis.stream;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      socket.uncork();
+    });
+  }
+
   /** The shared decision, and for the global limiter the caller-cache epoch sent beside it. */
   async function decideShared(limiter: Limiter, request: FastifyRequest) {
+    corkUntilNextTurn();
     // Only a request that presents a token can use the caller cache (the webhook key never does).
     if (limiter !== global || !options.readEpoch || request.headers.authorization === undefined)
       return decide(limiter.primary, request);
-    // The epoch script and the limiter's command leave in one write: ioredis writes each command
-    // synchronously when it is issued, so the socket is corked while both are (docs/performance.md,
-    // "Memory": auto-pipelining did this for every command, at 60 MB of peak RSS).
-    const socket = options.redis?.status === 'ready' ? options.redis.stream : undefined;
-    socket?.cork();
-    let epoch: Promise<EpochReading | undefined>;
-    let decision: ReturnType<typeof decide>;
-    try {
-      epoch = options.readEpoch().catch(() => undefined);
-      decision = decide(limiter.primary, request);
-    } finally {
-      socket?.uncork();
-    }
-    const decided = await decision;
+    const epoch = options.readEpoch().catch(() => undefined);
+    const decided = await decide(limiter.primary, request);
     request.authEpoch = await epoch;
     return decided;
   }

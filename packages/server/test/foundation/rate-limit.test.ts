@@ -12,6 +12,7 @@ const TOKEN_429 = {
   error: 'Too Many Requests',
   message: 'Too many authentication attempts. Please try again in a few minutes.',
 };
+const KEY = '/v1/webhooks/key';
 const SMALL_LIMITS = { RATE_LIMIT_GLOBAL: '3/60s', RATE_LIMIT_TOKEN: '2/900s' };
 const RATE_LIMIT_HEADERS = ['ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
 
@@ -262,10 +263,8 @@ describe.skipIf(!REDIS)('a signed request and Redis', () => {
     await t?.close();
   });
 
-  it('the shared limit and the revocation epoch leave in one write to Redis (docs/performance.md)', async () => {
-    const partner = await createPartner(t);
-    await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' }); // scripts loaded
-    // What the socket hands the kernel: one entry per write (the number of chunks in it).
+  /** What the Redis socket hands the kernel while `work` runs: one entry per write, its chunk count. */
+  async function redisWrites(work: () => Promise<void>): Promise<number[]> {
     type Chunked = (...args: unknown[]) => unknown;
     const socket = t.ctx.redis!.stream as unknown as { _write: Chunked; _writev: Chunked };
     const { _write, _writev } = socket;
@@ -279,12 +278,30 @@ describe.skipIf(!REDIS)('a signed request and Redis', () => {
       return _writev.apply(this, args);
     };
     try {
-      const res = await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' });
-      expect(res.statusCode, res.body).toBe(200);
+      await work();
     } finally {
       socket._write = _write;
       socket._writev = _writev;
     }
+    return writes;
+  }
+
+  it('the shared limit and the revocation epoch leave in one write to Redis (docs/performance.md)', async () => {
+    const partner = await createPartner(t);
+    await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' }); // scripts loaded
+    const writes = await redisWrites(async () => {
+      const res = await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' });
+      expect(res.statusCode, res.body).toBe(200);
+    });
     expect(writes).toHaveLength(1);
+  });
+
+  it('the limit commands of requests in one event-loop turn leave in one write', async () => {
+    await get(t, uniqueClientIp(), KEY); // the limiter's script loaded
+    const writes = await redisWrites(async () => {
+      const answers = await Promise.all([1, 2, 3].map(() => get(t, uniqueClientIp(), KEY)));
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
+    });
+    expect(writes).toEqual([3]);
   });
 });
