@@ -16,6 +16,18 @@ export async function one<Row>(q: Queryable, query: SQL): Promise<Row | undefine
   return (await rows<Row>(q, query))[0];
 }
 
+/**
+ * A function that runs a one-row read: `reader(db)`, or a request's first read with its idempotency
+ * claim folded in (plugins/idempotency.ts, `respondClaimingWithRead`).
+ */
+export type Read = <Row>(query: SQL) => Promise<Row | undefined>;
+
+/** `one` on `q`, as a `Read`. */
+export const reader =
+  (q: Queryable): Read =>
+  (query) =>
+    one(q, query);
+
 /** A statement run for its effect: the number of rows it changed (both drivers say `rowCount`). */
 export async function run(q: Queryable, query: SQL): Promise<number> {
   const result = (await q.execute(query)) as unknown as { rowCount?: number | null };

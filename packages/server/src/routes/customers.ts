@@ -12,7 +12,11 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import { requireIdempotencyKeyOnly, respondCreated, respondInStatements } from '../plugins/idempotency.ts';
+import {
+  requireIdempotencyKeyOnly,
+  respondClaimingWithRead,
+  respondCreated,
+} from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
 import { getCustomer } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
@@ -27,7 +31,7 @@ const organizationOf = (request: FastifyRequest) => request.auth!.organizationId
 type ById = { Params: { id: string } };
 
 /** The Customers resource; every query is scoped to the token's organization. */
-export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }: RouteDeps) {
+export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
 
   app.post<{ Body: CustomerCreate }>(
@@ -59,9 +63,12 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
 
   app.patch<ById & { Body: CustomerUpdate }>(
     '/customers/:id',
-    { schema: { params: customerIdParamsSchema, body: customerUpdateSchema }, preHandler: idempotency },
+    {
+      schema: { params: customerIdParamsSchema, body: customerUpdateSchema },
+      preHandler: requireIdempotencyKeyOnly,
+    },
     (request, reply) =>
-      respondInStatements(ctx, request, reply, async (db, store) => {
+      respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
         const result = await updateCustomer({
           db,
           organizationId: organizationOf(request),
@@ -70,6 +77,7 @@ export async function customerRoutes(app: FastifyInstance, { ctx, idempotency }:
           events: ctx.events,
           answer: (data) => ({ status: 200, body: { message: CustomerMessage.updated, data } }),
           store,
+          read,
         });
         // Thrown before anything is written: the 404 is stored with the key and replayed as 404.
         if (!result) throw customerNotFound();

@@ -5,29 +5,30 @@ import {
   ussdSessionRequestSchema,
 } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
-import { respondInStatements } from '../plugins/idempotency.ts';
+import { requireIdempotencyKeyOnly, respondClaimingWithRead } from '../plugins/idempotency.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 import type { UssdState } from '../services/ussd/types.ts';
 import type { RouteDeps } from './deps.ts';
 
 /** POST /ussd/session and POST /ussd/process: thin; the moves live in services/ussd. */
-export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: RouteDeps) {
+export async function ussdRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   const countMove = (state: UssdState) => ctx.metrics.ussdMoves.inc({ state });
 
   app.post(
     '/ussd/session',
-    { schema: { body: ussdSessionRequestSchema }, preHandler: idempotency },
+    { schema: { body: ussdSessionRequestSchema }, preHandler: requireIdempotencyKeyOnly },
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const organizationId = request.auth!.organizationId;
-      return respondInStatements(ctx, request, reply, async (db, store) => {
+      return respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
         const result = await createUssdSession({
           ctx,
           db,
           input: { organizationId, customerId },
           log: request.log,
           store,
+          read,
         });
         countMove(result.state);
         return result;
@@ -37,18 +38,19 @@ export async function ussdRoutes(app: FastifyInstance, { ctx, idempotency }: Rou
 
   app.post(
     '/ussd/process',
-    { schema: { body: ussdProcessRequestSchema }, preHandler: idempotency },
+    { schema: { body: ussdProcessRequestSchema }, preHandler: requireIdempotencyKeyOnly },
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
       let queuedPayments = false;
-      await respondInStatements(ctx, request, reply, async (db, store) => {
+      await respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
         const result = await processUssdChoice({
           ctx,
           db,
           input: { organizationId, sessionId, choice },
           log: request.log,
           store,
+          read,
         });
         // Counted as the move is written (the reply is sent right after).
         countMove(result.state);

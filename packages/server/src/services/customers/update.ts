@@ -1,7 +1,7 @@
 import type { Customer, CustomerUpdate } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
-import { assignments, one, run } from '../../db/query.ts';
+import { assignments, one, type Read, run } from '../../db/query.ts';
 import type { HandlerResult, StoreAnswer } from '../../plugins/idempotency.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
@@ -27,6 +27,8 @@ type Patch = {
   answer: (customer: Customer) => HandlerResult;
   /** Stores that answer with the update (the idempotent route). */
   store?: StoreAnswer;
+  /** The first read, with the request's claim folded in (`respondClaimingWithRead`). */
+  read: Read;
 };
 
 /**
@@ -36,15 +38,14 @@ type Patch = {
  * the stored answer.
  *
  * Round trips (docs/performance.md, "Fewer statements, one connection"): the customer is read with its
- * version (`xmin`), unlocked; the patched customer, its event and the answer are computed from it;
+ * version (`xmin`), unlocked, in the statement that claims the request's key (`read`); the patched customer, its event and the answer are computed from it;
  * then one autocommit statement writes the row, the event and the stored answer, only if the row is
  * still that version. When another write got there first, the patch runs again in a transaction on
  * the row as it is then (`patchLocked`).
  */
 export async function updateCustomer(patch: Patch): Promise<HandlerResult | undefined> {
-  const { db, organizationId, id, input, events, answer, store } = patch;
-  const row = await one<CustomerRow & { version: string }>(
-    db,
+  const { db, organizationId, id, input, events, answer, store, read } = patch;
+  const row = await read<CustomerRow & { version: string }>(
     sql`select ${customerColumns}, xmin::text as version from customers
   where id = ${id} and organization_id = ${organizationId}`,
   );

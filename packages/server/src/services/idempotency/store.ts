@@ -53,12 +53,7 @@ export async function claimKey(
   const lockUntil = sql`now() + make_interval(secs => ${lockSeconds})`;
   const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
   // The common case, once per mutating request: the primary key decides.
-  const inserted = await one<{ key: string }>(
-    db,
-    sql`insert into idempotency_keys (credential_id, key, fingerprint, locked_until, expires_at)
-  values (${claim.credentialId}, ${claim.key}, ${fingerprint}, ${lockUntil}, ${expiresAt})
-  on conflict do nothing returning key`,
-  );
+  const inserted = await one<{ key: string }>(db, claimInsert(claim, fingerprint, ttlSeconds, lockSeconds));
   if (inserted) return { kind: 'claimed' };
 
   const expired = await one<{ key: string }>(
@@ -83,6 +78,38 @@ export async function claimKey(
   and (locked_until is null or locked_until <= now()) returning key`,
   );
   return takenOver ? { kind: 'claimed' } : { kind: 'in_progress' };
+}
+
+/** The claim's common case: a new key's record, locked; returns the key when the primary key let it in. */
+function claimInsert(claim: Claim, fingerprint: string, ttlSeconds: number, lockSeconds: number): SQL {
+  return sql`insert into idempotency_keys (credential_id, key, fingerprint, locked_until, expires_at)
+  values (${claim.credentialId}, ${claim.key}, ${fingerprint}, now() + make_interval(secs => ${lockSeconds}),
+    now() + make_interval(secs => ${ttlSeconds}))
+  on conflict do nothing returning key`;
+}
+
+/**
+ * A new key's claim and a one-row read in one autocommit statement (one round trip fewer than the
+ * claim, then the read). The claim commits with the statement, as `claimKey`'s does, so a duplicate
+ * sent later finds the key in flight (409). `row` is the read's row when `claimed`; when not, the key
+ * has a record, and `claimKey` decides (replay, 422, 409, or an expired record taken over).
+ */
+export async function claimWithRead<Row>(
+  db: Queryable,
+  claim: Claim,
+  fingerprint: string,
+  ttlSeconds: number,
+  lockSeconds: number,
+  read: SQL,
+): Promise<{ claimed: boolean; row: Row | undefined }> {
+  const got = await one<{ claimed__: boolean; present__: boolean | null } & Row>(
+    db,
+    sql`with claim as (${claimInsert(claim, fingerprint, ttlSeconds, lockSeconds)})
+select exists (select 1 from claim) as claimed__, r.* from (select 1) as one
+left join (select true as present__, x.* from (${read}) as x) as r on true`,
+  );
+  const { claimed__: claimed, present__: present, ...row } = got!;
+  return { claimed, row: present ? (row as Row) : undefined };
 }
 
 /** Stores the response; run inside the mutation's own transaction so both commit or neither. */

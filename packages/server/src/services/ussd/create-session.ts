@@ -1,6 +1,7 @@
 import { ErrorLabel, ErrorMessage, UssdMessage, type UssdResponse } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
+import { type Read, reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { StoreAnswer } from '../../plugins/idempotency.ts';
 import type { Log } from '../payments/provider.ts';
@@ -22,6 +23,8 @@ export type UssdCall<Input, D extends Queryable = Queryable> = {
   log: Log;
   /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
+  /** The first read, with the request's claim folded in (`respondClaimingWithRead`); else `db`'s. */
+  read?: Read;
 };
 
 /**
@@ -29,9 +32,9 @@ export type UssdCall<Input, D extends Queryable = Queryable> = {
  * building the menu opens it in ERROR instead (200), so the customer can still choose 0 (Home).
  * A deactivated customer cannot invest: answered like a customer that does not exist.
  *
- * Round trips: the customer and the menu's snapshot are one statement, the session and its stored
- * answer (`store`) another, autocommit: its only write is that one statement, so it needs no
- * transaction (`respondInStatements`). The menu is built before anything is written, so its failure
+ * Round trips: the customer and the menu's snapshot are one statement (with the request's claim,
+ * `read`), the session and its stored answer (`store`) another, autocommit: its only write is that
+ * one statement, so it needs no transaction (`respondClaimingWithRead`). The menu is built before anything is written, so its failure
  * needs no savepoint.
  */
 export async function createUssdSession({
@@ -40,8 +43,9 @@ export async function createUssdSession({
   input,
   log,
   store,
+  read = reader(db),
 }: UssdCall<{ organizationId: string; customerId: string }>): Promise<UssdReply> {
-  const snapshot = await loadUssdData(db, input, ctx.registry);
+  const snapshot = await loadUssdData(read, input, ctx.registry);
   if (!snapshot.customer?.isActive) {
     throw new AppError(404, ErrorLabel.customerNotFound, ErrorMessage.ussdCustomerNotFound);
   }

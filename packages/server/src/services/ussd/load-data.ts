@@ -1,6 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.ts';
-import { one } from '../../db/query.ts';
+import type { Read } from '../../db/query.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
 import { routeForMsisdn } from '../payments/mobile-network.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
@@ -48,14 +47,13 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
 
 export type Snapshot = { customer?: { msisdn: string | null; isActive: boolean }; data: UssdData };
 
-/** Loads the snapshot in one statement (one round trip). */
+/** Loads the snapshot in one statement (one round trip), with `read` (`reader(db)`, or a first read). */
 export async function loadUssdData(
-  db: Queryable,
+  read: Read,
   owner: { organizationId: string; customerId: string },
   adapters: AdapterRegistry,
 ): Promise<Snapshot> {
-  const row = await one<SnapshotRow>(
-    db,
+  const row = await read<SnapshotRow>(
     sql`select ${snapshotColumns(sql`${owner.organizationId}`, sql`${owner.customerId}`)}`,
   );
   if (!row) throw new Error('USSD data: the snapshot query returned no row');

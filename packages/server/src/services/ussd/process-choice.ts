@@ -1,6 +1,7 @@
 import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
+import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
@@ -44,8 +45,9 @@ export async function processUssdChoice({
   input,
   log,
   store,
+  read = reader(db),
 }: UssdCall<MoveInput>): Promise<MoveReply> {
-  const { session, times } = movable(ctx, input, await readSession(db, input.sessionId));
+  const { session, times } = movable(ctx, input, await readSession(read, input.sessionId));
   const plan = await planMove(ctx, session, input.choice, async () =>
     snapshotFrom(session.snapshot, session.customerId, ctx.registry),
   );
@@ -81,7 +83,7 @@ async function processLocked({
   const plan = await planMove(ctx, session, input.choice, () =>
     session.current
       ? Promise.resolve(snapshotFrom(session.snapshot, session.customerId, ctx.registry))
-      : loadUssdData(tx, owner, ctx.registry),
+      : loadUssdData(reader(tx), owner, ctx.registry),
   );
 
   /** The screen saved with its answer, in one statement. */

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
-import { one, run } from '../../db/query.ts';
+import { one, type Read, run } from '../../db/query.ts';
 import { type SnapshotRow, snapshotColumns } from './load-data.ts';
 import type { UssdScreen } from './types.ts';
 
@@ -34,11 +34,10 @@ function splitSnapshot<T extends SnapshotRow>(row: T) {
  * connection").
  */
 export async function readSession(
-  db: Queryable,
+  read: Read,
   sessionId: string,
 ): Promise<(SessionWithSnapshot & { version: string }) | undefined> {
-  const row = await one<LockedSession & { version: string } & SnapshotRow>(
-    db,
+  const row = await read<LockedSession & { version: string } & SnapshotRow>(
     sql`select ${SESSION_COLUMNS}, u.xmin::text as version,
   ${snapshotColumns(sql`u.organization_id`, sql`u.customer_id`)}
 from ussd_sessions u where u.id = ${sessionId}`,
