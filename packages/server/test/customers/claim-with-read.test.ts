@@ -73,6 +73,26 @@ describe.each(STORES)('the key claimed with the first read, on %s', (store) => {
     expect(await updatedEvents(customer.id)).toBe(1);
   });
 
+  it('eight copies of a PATCH at once: one runs, the others get the 409 or its replay; one event', async () => {
+    const customer = await createCustomerViaApi(t, partner);
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => patch(customer.id, { lastName: 'Germain' }, key)),
+    );
+    const ran = answers.filter((a) => a.statusCode === 200 && !a.headers['idempotent-replayed']);
+    expect(ran).toHaveLength(1);
+    for (const other of answers.filter((a) => a !== ran[0])) {
+      if (other.statusCode === 409) expect(other.json()).toEqual(inProgress);
+      else
+        expect([other.statusCode, other.body, other.headers['idempotent-replayed']]).toEqual([
+          200,
+          ran[0]!.body,
+          'true',
+        ]);
+    }
+    expect(await updatedEvents(customer.id)).toBe(1);
+  });
+
   it('PATCH with a key answered for another payload: 422, nothing written', async () => {
     const customer = await createCustomerViaApi(t, partner);
     const key = randomUUID();
