@@ -2,8 +2,9 @@
  * Round trips per request, counted on the wire (issue 19). A second `partner-api serve` reaches
  * PostgreSQL and Redis through the fault tests' TCP relay (packages/server/test/support/faults.ts),
  * which counts what the server sends: on PostgreSQL each Sync or Query message begins one exchange;
- * on Redis each write of the client is one round trip (ioredis auto-pipelining sends the commands of
- * a tick in one write). Each request is sent 20 times, one at a time, after a warm-up that loads the
+ * on Redis each write of the client is one round trip (the rate limiter corks the commands of a loop
+ * turn into one write). Every endpoint of the spec is counted, and the mutations' paths that differ
+ * (a replay, a USSD move with effects); `revoke` gets a token of its own each time. Each request is sent 20 times, one at a time, after a warm-up that loads the
  * caller into memory; the median is reported (a background poll of the payment worker may fall into
  * one sample). Not run during the throughput scenarios: the relays would add a hop to every request.
  */
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { scratchDatabase } from '../../packages/server/test/support/database.ts';
 import { startRelay, targetOf } from '../../packages/server/test/support/faults.ts';
-import { payloadOf, signedHeaders } from '../../packages/server/test/support/partner.ts';
+import { fetchToken, payloadOf, signedHeaders } from '../../packages/server/test/support/partner.ts';
 import type { PreparedRequest } from './load.ts';
 import { createBenchPartner, send } from './partner.ts';
 import { startPartnerApi } from './processes.ts';
@@ -72,15 +73,51 @@ export async function countRoundTrips(options: {
     await send(partner, request('GET', '/v1/oauth/me'));
     const customer = await send(
       partner,
-      request('POST', '/v1/customers', { firstName: 'Round', lastName: 'Trip' }),
+      request('POST', '/v1/customers', { firstName: 'Round', lastName: 'Trip', msisdn: '254712345678' }),
     );
     const id = (customer.json as { data: { id: string } }).data.id;
     const replayKey = randomUUID();
     const body = { firstName: 'Round', lastName: 'Replay' };
     await send(partner, request('POST', '/v1/customers', body, replayKey));
     const openSession = () => request('POST', '/v1/ussd/session', { customerId: id }, randomUUID());
+    const move = (sessionId: string, choice: string) =>
+      request('POST', '/v1/ussd/process', { sessionId, choice }, randomUUID());
+    /** A session walked to BUY_CONFIRM (HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM). */
+    const atBuyConfirm = async () => {
+      const opened = await send(partner, openSession());
+      const { sessionId } = (opened.json as { data: { sessionId: string } }).data;
+      for (const choice of ['1', '1', '1', '1000']) await send(partner, move(sessionId, choice));
+      return sessionId;
+    };
+    const bought = await send(partner, move(await atBuyConfirm(), '1'));
+    // The BUY_SUBMITTED screen names the order (a CUID) in its text.
+    const orderId = /\bc[a-z0-9]{24}\b/.exec(JSON.stringify(bought.json))?.[0] ?? 'cnoorderfoundnoorderfound';
     const rows: [string, () => PreparedRequest | Promise<PreparedRequest>][] = [
       ['signed GET /v1/customers/{id}', () => request('GET', `/v1/customers/${id}`)],
+      ['signed GET /v1/customers (a page of 10)', () => request('GET', '/v1/customers')],
+      ['signed GET /v1/oauth/me', () => request('GET', '/v1/oauth/me')],
+      ['signed GET /v1/payment/status/{orderId}', () => request('GET', `/v1/payment/status/${orderId}`)],
+      [
+        'POST /v1/oauth/token',
+        () => ({
+          method: 'POST',
+          path: '/v1/oauth/token',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ clientId: partner.clientId, clientSecret: partner.clientSecret }),
+        }),
+      ],
+      [
+        'signed POST /v1/oauth/revoke (a token of its own)',
+        async () => {
+          const token = await fetchToken(partner);
+          const headers = signedHeaders(
+            { ...partner, token },
+            { method: 'POST', url: '/v1/oauth/revoke' },
+            undefined,
+          );
+          return { method: 'POST', path: '/v1/oauth/revoke', headers } as PreparedRequest;
+        },
+      ],
       [
         'signed POST /v1/customers, new key',
         () => request('POST', '/v1/customers', { firstName: 'Round', lastName: randomUUID() }),
@@ -97,8 +134,12 @@ export async function countRoundTrips(options: {
         async () => {
           const opened = await send(partner, openSession());
           const { sessionId } = (opened.json as { data: { sessionId: string } }).data;
-          return request('POST', '/v1/ussd/process', { sessionId, choice: '1' }, randomUUID());
+          return move(sessionId, '1');
         },
+      ],
+      [
+        'signed POST /v1/ussd/process (a confirmed buy: a move with effects)',
+        async () => move(await atBuyConfirm(), '1'),
       ],
     ];
     const requests: RoundTrips['requests'] = [];
