@@ -1,5 +1,7 @@
 import { ErrorMessage, signRequest } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rows } from '../../src/db/query.ts';
 import { createTokenCodec } from '../../src/services/auth/tokens.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, signedInject } from '../support/partner.ts';
@@ -142,6 +144,37 @@ describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/re
       createdAt: expect.any(String),
     });
     expect(JSON.stringify(data)).not.toMatch(/secret|scrypt|PUBLIC KEY/i);
+  });
+
+  it('GET /oauth/me lists the unexpired active credentials newest first, with their instants to the millisecond', async () => {
+    const p = await createPartner(t);
+    const add = async (name: string, expiresAt?: string) => {
+      const res = await t.admin.inject({
+        method: 'POST',
+        url: `/admin/organizations/${p.organizationId}/credentials`,
+        headers: adminHeaders(t),
+        payload: { name, ...(expiresAt ? { expiresAt } : {}) },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().id as string;
+    };
+    const later = await add('expires later', '2999-01-02T03:04:05.678Z');
+    await add('expired', '2001-01-01T00:00:00.000Z');
+    const newest = await add('newest');
+    const res = await signedInject(t.app, p, { method: 'GET', url: '/v1/oauth/me' });
+    expect(res.statusCode).toBe(200);
+    const { credentials } = res.json().data as {
+      credentials: { id: string; expiresAt: string | null; createdAt: string }[];
+    };
+    expect(credentials.map((c) => c.id)).toEqual([newest, later, p.credentialId]);
+    expect(credentials[1]!.expiresAt).toBe('2999-01-02T03:04:05.678Z');
+    const stored = await rows<{ id: string; createdAt: string }>(
+      t.ctx.database.db,
+      sql`select id, created_at::text as "createdAt" from credentials where organization_id = ${p.organizationId}`,
+    );
+    for (const c of credentials) {
+      expect(c.createdAt).toBe(new Date(stored.find((s) => s.id === c.id)!.createdAt).toISOString());
+    }
   });
 
   it('GET /oauth/me answers 404 Not found once the organization is gone, and never shows another organization', async () => {

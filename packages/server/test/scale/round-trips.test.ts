@@ -1,8 +1,8 @@
 /**
  * Round trips per request, counted on the wire (issue 19): the app reaches PostgreSQL and Redis
  * through relays (support/faults.ts) that count what the clients send. PostgreSQL: one exchange per
- * Sync or Query message. Redis: one write of the client per round trip (ioredis auto-pipelining sends
- * a request's commands in one write). The caller is loaded once, then served from memory.
+ * Sync or Query message. Redis: one write of the client per round trip (the rate limiter corks a
+ * loop turn's commands into one write). The caller is loaded once, then served from memory.
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
@@ -83,6 +83,19 @@ describe.skipIf(skipReason !== undefined)('round trips per request, counted on t
     const { res, database, redis: r } = await counted({ method: 'GET', url: `/v1/customers/${created.id}` });
     expect(res.statusCode).toBe(200);
     expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
+  });
+
+  it('GET /v1/customers and GET /v1/oauth/me: one database round trip each; past the last page, two', async () => {
+    await create(randomUUID(), 'Agnesi');
+    const list = await counted({ method: 'GET', url: '/v1/customers?limit=1' });
+    expect(list.res.statusCode).toBe(200);
+    expect(list.res.json().pagination.total).toBeGreaterThanOrEqual(1);
+    const me = await counted({ method: 'GET', url: '/v1/oauth/me' });
+    expect([me.res.statusCode, me.res.json().data.credentials.length]).toEqual([200, 1]);
+    const past = await counted({ method: 'GET', url: '/v1/customers?page=1000000' });
+    expect(past.res.json().data).toEqual([]);
+    expect(past.res.json().pagination.total).toBe(list.res.json().pagination.total);
+    expect([list.database, me.database, past.database]).toEqual([1, 1, 2]);
   });
 
   it('a signed PATCH /v1/customers/{id}: the claim with the read, then one write, no transaction', async () => {

@@ -1,7 +1,7 @@
 import type { Organization } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { dateOf, one, rows } from '../../db/query.ts';
+import { dateOf, one } from '../../db/query.ts';
 
 const iso = (text: string | null) => dateOf(text)?.toISOString() ?? null;
 
@@ -12,7 +12,10 @@ type OrganizationRow = Omit<Organization, 'credentials' | 'createdAt' | 'updated
 /** The wire fields, timestamps still as PostgreSQL's text. */
 type CredentialRow = Organization['credentials'][number];
 
-/** GET /oauth/me: the organization with its active credentials; undefined when it is gone. */
+/**
+ * GET /oauth/me: the organization with its active credentials, in one statement (the credentials as
+ * a JSON array, newest first); undefined when it is gone.
+ */
 export async function describeOrganization({
   db,
   organizationId,
@@ -20,20 +23,19 @@ export async function describeOrganization({
   db: Queryable;
   organizationId: string;
 }): Promise<Organization | undefined> {
-  const org = await one<OrganizationRow>(
+  const org = await one<OrganizationRow & { credentials: CredentialRow[] }>(
     db,
     sql`select id, name, description, website, email, phone, address, is_active as "isActive",
-  created_at::text as "createdAt", updated_at::text as "updatedAt"
-  from organizations where id = ${organizationId}`,
+  created_at::text as "createdAt", updated_at::text as "updatedAt",
+  coalesce((select json_agg(json_build_object('id', c.id, 'name', c.name, 'clientId', c.client_id,
+      'expiresAt', c.expires_at::text, 'lastUsedAt', c.last_used_at::text, 'createdAt', c.created_at::text)
+    order by c.created_at desc)
+    from credentials c where c.organization_id = o.id and c.is_active
+    and (c.expires_at is null or c.expires_at > now())), '[]') as credentials
+  from organizations o where o.id = ${organizationId}`,
   );
   if (!org?.isActive) return undefined;
-  const active = await rows<CredentialRow>(
-    db,
-    sql`select id, name, client_id as "clientId", expires_at::text as "expiresAt",
-  last_used_at::text as "lastUsedAt", created_at::text as "createdAt"
-  from credentials where organization_id = ${organizationId} and is_active
-  and (expires_at is null or expires_at > now()) order by created_at desc`,
-  );
+  const active = org.credentials;
   return {
     id: org.id,
     name: org.name,
