@@ -85,17 +85,13 @@ describe.skipIf(skipReason !== undefined)('round trips per request, counted on t
     expect({ database, redis: r }).toEqual({ database: 1, redis: 1 });
   });
 
-  it('GET /v1/customers and GET /v1/oauth/me: one database round trip each; past the last page, two', async () => {
+  it('GET /v1/oauth/me: one database round trip; GET /v1/customers: its page and its count side by side', async () => {
     await create(randomUUID(), 'Agnesi');
-    const list = await counted({ method: 'GET', url: '/v1/customers?limit=1' });
-    expect(list.res.statusCode).toBe(200);
-    expect(list.res.json().pagination.total).toBeGreaterThanOrEqual(1);
     const me = await counted({ method: 'GET', url: '/v1/oauth/me' });
     expect([me.res.statusCode, me.res.json().data.credentials.length]).toEqual([200, 1]);
-    const past = await counted({ method: 'GET', url: '/v1/customers?page=1000000' });
-    expect(past.res.json().data).toEqual([]);
-    expect(past.res.json().pagination.total).toBe(list.res.json().pagination.total);
-    expect([list.database, me.database, past.database]).toEqual([1, 1, 2]);
+    const list = await counted({ method: 'GET', url: '/v1/customers?limit=1' });
+    expect(list.res.statusCode).toBe(200);
+    expect([me.database, list.database]).toEqual([1, 2]);
   });
 
   it('a signed PATCH /v1/customers/{id}: the claim with the read, then one write, no transaction', async () => {

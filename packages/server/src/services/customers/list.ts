@@ -25,11 +25,7 @@ function searchCondition(term: string): SQL {
   return sql`(${searchDocument} like ${pattern} and (${field(sql`first_name`)} or ${field(sql`last_name`)} or ${field(sql`identification_number`)} or ${field(sql`reference_id`)}))`;
 }
 
-/**
- * The page and count queries of a listing, unexecuted: the benchmark EXPLAINs exactly these. The
- * page carries the total as a scalar subquery (PostgreSQL runs it once, in the page's snapshot), so a
- * page with rows is one round trip; the count alone answers only past the last page.
- */
+/** The page and count queries of a listing, unexecuted: the benchmark EXPLAINs exactly these. */
 export function buildListQueries(organizationId: string, query: CustomerListQuery) {
   const conditions: SQL[] = [sql`organization_id = ${organizationId}`];
   if (query.isActive !== undefined) conditions.push(sql`is_active = ${query.isActive}`);
@@ -39,8 +35,7 @@ export function buildListQueries(organizationId: string, query: CustomerListQuer
   if (query.search) conditions.push(searchCondition(query.search));
   const where = sql.join(conditions, sql` and `);
   return {
-    page: sql`select ${customerColumns}, (select count(*)::int from customers where ${where}) as total
-  from customers where ${where}
+    page: sql`select ${customerColumns} from customers where ${where}
   order by created_at desc, id desc limit ${query.limit} offset ${(query.page - 1) * query.limit}`,
     count: sql`select count(*)::int as total from customers where ${where}`,
   };
@@ -57,11 +52,11 @@ export async function listCustomers({
   query: CustomerListQuery;
 }): Promise<CustomerList> {
   const queries = buildListQueries(organizationId, query);
-  const page = await rows<CustomerRow & { total: number }>(db, queries.page);
-  // No row: none match at all (page 1), or the page is past the last one and only the count tells.
-  const total =
-    page[0]?.total ??
-    (query.page === 1 ? 0 : ((await one<{ total: number }>(db, queries.count))?.total ?? 0));
+  const [page, count] = await Promise.all([
+    rows<CustomerRow>(db, queries.page),
+    one<{ total: number }>(db, queries.count),
+  ]);
+  const total = count?.total ?? 0;
   return {
     data: page.map(presentCustomer),
     pagination: {
