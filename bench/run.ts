@@ -36,7 +36,7 @@
  * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
  * what else runs on the machine barely moves. The load average at the start is recorded.
  *
- * Flags: --store=postgres|pglite (one store), --only=get,key,post,ussd,delivery,trips (some scenarios),
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,patch,ussd,delivery,trips (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
  * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing),
  * --keep-log (keep each server's log, its access lines with their responseTime, as
@@ -81,7 +81,7 @@ const CONNECTIONS = 50;
 const USSD_SESSIONS = 500;
 const USSD_THINK_MS: [number, number] = [2000, 5000];
 const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
-const ONLY = new Set((flagValue('only') ?? 'get,key,post,ussd,delivery,trips').split(','));
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,patch,ussd,delivery,trips').split(','));
 const DELIVERY_IDLE_EVENTS = 200;
 const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
@@ -112,6 +112,7 @@ type StoreRun = {
   signedGet?: LoadResult & { signing: Signing; verify: Rate };
   webhookKey?: LoadResult & { minimalFastify: LoadResult };
   signedPost?: LoadResult & { signing: Signing; insert: InsertCeiling; verify: Rate };
+  signedPatch?: LoadResult & { signing: Signing; verify: Rate };
   ussd?: UssdResult;
   ussdNoPause?: UssdResult;
   rssPeakMb: number;
@@ -323,6 +324,21 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       const after = ed25519VerifyRate(2);
       run.signedGet = { ...result, verify: meanRate(before, after) };
     }
+    if (ONLY.has('patch')) {
+      rss.phase('PATCH');
+      log(
+        `${store}: scenario 3b, signed idempotent PATCH /v1/customers/{id}, between two verify-rate measurements`,
+      );
+      const before = ed25519VerifyRate(2);
+      // Spread over the customers: two patches of one customer at once race (the locked path).
+      const result = await signedScenario(server, 200, (i) =>
+        signed(partner, 'PATCH', `/v1/customers/${customerIds[i % customerIds.length]}`, {
+          lastName: `Patched ${i}`,
+        }),
+      );
+      const after = ed25519VerifyRate(2);
+      run.signedPatch = { ...result, verify: meanRate(before, after) };
+    }
     if (ONLY.has('ussd')) {
       rss.phase('USSD paced');
       log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
@@ -442,6 +458,17 @@ export function markdown(report: Report): string {
         `| 3 signed idempotent POST /v1/customers | ${store} | ${fmt(p.throughput)} req/s | ${fmt(p.p50Ms)} / ${fmt(p.p99Ms)} | ed25519 verify ${fmt(p.verify.perSecond)}/s (${fmt(p.verify.perCpuSecond)} per CPU-s)${insert} | ${fmt(r, 2)} | ${fmt(p.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
       );
     }
+    const pa = run.signedPatch;
+    if (pa) {
+      const r = pa.throughput / pa.verify.perSecond;
+      const c = pa.perServerCoreSecond / pa.verify.perCpuSecond;
+      const theirs = postgres?.signedPatch?.perServerCoreSecond;
+      const target =
+        judged || !theirs ? 'none' : `none (${fmt(pa.perServerCoreSecond / theirs, 2)} × PostgreSQL)`;
+      lines.push(
+        `| 3b signed idempotent PATCH /v1/customers/{id} | ${store} | ${fmt(pa.throughput)} req/s | ${fmt(pa.p50Ms)} / ${fmt(pa.p99Ms)} | ed25519 verify ${fmt(pa.verify.perSecond)}/s (${fmt(pa.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(pa.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
+      );
+    }
     for (const u of [run.ussd, run.ussdNoPause]) {
       if (!u) continue;
       const paced = u === run.ussd;
@@ -497,6 +524,11 @@ export function markdown(report: Report): string {
     if (p)
       parts.push(
         `POST: server ${fmt(p.serverCores, 2)} cores, machine ${fmt(p.machineBusy * 100)}% busy${p.insert.nodePg ? `; node-postgres insert loop ${fmt(p.insert.nodePg)}/s` : ''}${p.insert.error ? `; pgbench: ${p.insert.error}` : ''}; signing ${fmt(p.signing.perSecond)}/s beforehand`,
+      );
+    const pa = run.signedPatch;
+    if (pa)
+      parts.push(
+        `PATCH: server ${fmt(pa.serverCores, 2)} cores, machine ${fmt(pa.machineBusy * 100)}% busy; signing ${fmt(pa.signing.perSecond)}/s beforehand`,
       );
     if (parts.length) lines.push(`- ${run.store}: ${parts.join('; ')}`);
     for (const u of [run.ussd, run.ussdNoPause]) {

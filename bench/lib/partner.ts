@@ -30,10 +30,10 @@ export async function createBenchPartner(
   return { ...partner, extraHeaders };
 }
 
-/** One signed request: token, client id, digest and signature; a fresh idempotency key for a POST. */
+/** One signed request: token, client id, digest and signature; a fresh idempotency key for a mutation. */
 export function signed(
   partner: BenchPartner,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH',
   path: string,
   body?: unknown,
 ): PreparedRequest {
