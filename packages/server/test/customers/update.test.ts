@@ -39,6 +39,21 @@ describe.each(STORES)('PATCH /v1/customers/{id} on %s', (store) => {
     expect(await fetchCustomer(p, before.id)).toEqual(body.data);
   });
 
+  it('moves updatedAt forward even when the last write came from an instance whose clock runs ahead', async () => {
+    const p = await createPartner(t);
+    const before = await createCustomerViaApi(t, p);
+    // What a write from a host an hour ahead leaves behind.
+    await run(
+      t.ctx.database.db,
+      sql`update customers set updated_at = now() + interval '1 hour' where id = ${before.id}`,
+    );
+    const ahead = (await fetchCustomer(p, before.id)).updatedAt as string;
+    const res = await patch(p, before.id, { lastName: 'Later' });
+    expect(res.statusCode).toBe(200);
+    expect(Date.parse(res.json().data.updatedAt)).toBeGreaterThan(Date.parse(ahead));
+    expect(await fetchCustomer(p, before.id)).toEqual(res.json().data);
+  });
+
   it('clears the nullable fields with null', async () => {
     const p = await createPartner(t);
     const before = await createCustomerViaApi(t, p, FULL);

@@ -1,7 +1,7 @@
 import type { Customer, CustomerUpdate } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
-import { assignments, one, type Read, run } from '../../db/query.ts';
+import { assignments, dateOf, one, type Read, run } from '../../db/query.ts';
 import type { HandlerResult, StoreAnswer } from '../../plugins/idempotency.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
@@ -55,7 +55,9 @@ export async function updateCustomer(patch: Patch): Promise<HandlerResult | unde
   const set = assignments(input, COLUMNS);
   if (set.length === 0) return answer(presentCustomer(current));
 
-  const now = new Date();
+  // The server's clock, but never at or before the version it patches: an instance whose clock lags
+  // the one that wrote last still moves updatedAt forward (stored in microseconds, read in ms).
+  const now = new Date(Math.max(Date.now(), dateOf(current.updatedAt).getTime() + 1));
   const customer = presentCustomer({ ...current, ...fieldsOf(input), updatedAt: now.toISOString() });
   const result = answer(customer);
   const written = sql`exists (select 1 from patched)`;
