@@ -180,7 +180,6 @@ export async function respondClaimingWithRead(
   const claim = request.idempotencyKey!;
   const fingerprint = fingerprintOf(request);
   const { IDEMPOTENCY_TTL_SECONDS: ttl, IDEMPOTENCY_LOCK_SECONDS: lock } = ctx.config;
-  let answered: ClaimOutcome | undefined;
   try {
     return await respondInStatements(ctx, request, reply, (db, store) => {
       const read: Read = async <Row>(query: SQL) => {
@@ -191,10 +190,7 @@ export async function respondClaimingWithRead(
           return first.row;
         }
         const outcome = await claimKey(db, claim, fingerprint, ttl, lock);
-        if (outcome.kind !== 'claimed') {
-          answered = outcome;
-          throw new KeyAnswered();
-        }
+        if (outcome.kind !== 'claimed') throw new KeyAnswered(outcome);
         claimed(ctx, request, claim);
         return one<Row>(db, query);
       };
@@ -205,14 +201,18 @@ export async function respondClaimingWithRead(
     });
   } catch (error) {
     // Answered by the key's record, after the connection went back to the pool.
-    if (!(error instanceof KeyAnswered) || !answered) throw error;
-    await answerOutcome(ctx, request, reply, claim, answered);
+    if (!(error instanceof KeyAnswered)) throw error;
+    await answerOutcome(ctx, request, reply, claim, error.outcome);
     return reply;
   }
 }
 
 /** The work stopped because the key's record answers the request (a replay, a 422 or a 409). */
-class KeyAnswered extends Error {}
+class KeyAnswered extends Error {
+  constructor(readonly outcome: ClaimOutcome) {
+    super(`idempotency key answered: ${outcome.kind}`);
+  }
+}
 
 type Settled = { status: number; payload: string };
 

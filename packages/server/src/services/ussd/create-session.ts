@@ -34,8 +34,8 @@ export type UssdCall<Input, D extends Queryable = Queryable> = {
  *
  * Round trips: the customer and the menu's snapshot are one statement (with the request's claim,
  * `read`), the session and its stored answer (`store`) another, autocommit: its only write is that
- * one statement, so it needs no transaction (`respondClaimingWithRead`). The menu is built before anything is written, so its failure
- * needs no savepoint.
+ * one statement, so it needs no transaction (`respondClaimingWithRead`). The menu is built before
+ * anything is written, so its failure needs no savepoint.
  */
 export async function createUssdSession({
   ctx,

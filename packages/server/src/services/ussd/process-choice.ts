@@ -34,8 +34,9 @@ type Times = { expiresAt: Date; now: Date };
  *
  * Round trips (docs/performance.md, "Fewer statements, one connection"): a move without effects (most
  * of them: every menu but a confirmed buy, sell or cancel) reads the session with its snapshot,
- * unlocked, in the statement that claims the request's key (`read`), and writes the new screen with the stored answer in one autocommit statement that
- * applies only if no other move committed on the session in between. Otherwise (a move with
+ * unlocked, in the statement that claims the request's key (`read`), and writes the new screen with
+ * the stored answer in one autocommit statement that applies only if no other move committed on the
+ * session in between. Otherwise (a move with
  * effects, or one that lost that race) it runs in a transaction that locks the session row
  * (`processLocked`).
  */
