@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
 import { accessLogger } from './lib/logger.ts';
+import { trustProxyOption } from './lib/trust-proxy.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
 import { baseFastifyOptions } from './plugins/base-options.ts';
@@ -37,7 +38,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     ...baseFastifyOptions(ctx, options),
     // One access line per request (installRequestMetrics) instead of Fastify's two: half the cost.
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: ctx.config.TRUST_PROXY,
+    trustProxy: trustProxyOption(ctx.config.TRUST_PROXY),
     bodyLimit: 102_400,
     // While draining, requests on open connections are still served (Fastify's own 503 body is not a spec shape).
     return503OnClosing: false,
@@ -121,10 +122,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   return app;
 }
 
+type RouteOptions = FastifyRequest['routeOptions'];
+
 /** The path without its query string, and with a path token replaced (routes/daraja-callbacks.ts). */
-function loggedPath(request: FastifyRequest): string | undefined {
-  const redact = request.routeOptions.config?.redactParams;
-  const route = request.routeOptions.url;
+function loggedPath(request: FastifyRequest, { url: route, config }: RouteOptions): string | undefined {
+  const redact = config?.redactParams;
   if (!redact || !route) return request.url.split('?', 1)[0];
   const params = request.params as Record<string, string>;
   return route.replace(/:(\w+)/g, (_, name: string) =>
@@ -139,14 +141,16 @@ function loggedPath(request: FastifyRequest): string | undefined {
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
   const access = accessLogger(app.log);
   app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+    // Fastify builds `routeOptions` afresh on each read: read once.
+    const options = request.routeOptions;
+    const route = options.url ?? 'unmatched';
     ctx.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     ctx.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
     access.info(
       {
         reqId: request.id,
         method: request.method,
-        path: loggedPath(request),
+        path: loggedPath(request, options),
         statusCode: reply.statusCode,
         responseTime: reply.elapsedTime,
         // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).

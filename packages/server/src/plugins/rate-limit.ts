@@ -154,11 +154,12 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   app.addHook('onRequest', async (request, reply) => {
     // Decide by the matched route, never the raw URL: the router decodes `/v1/oauth/%74oken` to the
     // token endpoint, and a raw-string compare would let that spelling skip the token budget.
-    const route = request.routeOptions.url;
+    // Fastify builds `routeOptions` afresh on each read: read once.
+    const { url: route, config } = request.routeOptions;
     if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return;
     // A provider callback under its right path token (routes/daraja-callbacks.ts): a wrong token is
     // limited like any unknown path.
-    if (request.routeOptions.config?.rateLimitExempt?.(request)) return;
+    if (config?.rateLimitExempt?.(request)) return;
     await apply(global, request, reply);
     // Token attempts count against both budgets; the token limiter's headers replace the global ones.
     if (request.method === 'POST' && route === TOKEN_PATH) await apply(token, request, reply);
