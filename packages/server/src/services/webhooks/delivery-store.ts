@@ -193,6 +193,25 @@ export async function disableWebhook(
 }
 
 /**
+ * Hands a claimed delivery back before its lease ends, when recording its attempt failed (the
+ * database refused a write, the pool timed out): still PENDING, due again at `until` instead of at
+ * the lease's end. Only the lease this worker set is cut: a delivery recorded or taken over
+ * meanwhile is left alone (false).
+ */
+export async function handBackDelivery(
+  q: Queryable,
+  delivery: ClaimedDelivery,
+  until: Date,
+): Promise<boolean> {
+  const changed = await run(
+    q,
+    sql`update webhook_deliveries set locked_until = ${until.toISOString()}::timestamptz
+  where id = ${delivery.id} and state = 'PENDING' and locked_until = ${delivery.lease}::timestamptz`,
+  );
+  return changed > 0;
+}
+
+/**
  * The queue's gauges: pending deliveries, the oldest one's age in seconds (a resend counts from the
  * resend), disabled webhooks. Across every organization.
  */

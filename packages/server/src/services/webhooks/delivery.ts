@@ -7,6 +7,7 @@ import {
   claimDueDeliveries,
   type DeliveryChange,
   disableWebhook,
+  handBackDelivery,
   markFailing,
   recordAttempt,
   recordSuccess,
@@ -148,9 +149,23 @@ export async function runDeliveriesOnce(deps: DeliveryDeps): Promise<boolean> {
   });
   await Promise.all(
     claimed.map((d) =>
-      deliverClaimed(deps, d).catch((err: unknown) => {
-        // The lease runs out and another pass takes it over: at least once, never lost.
-        deps.log.error({ err, deliveryId: d.id }, 'webhook delivery failed to record; left to its lease');
+      deliverClaimed(deps, d).catch(async (err: unknown) => {
+        // Handed back after the base backoff rather than held for the whole lease: a passing
+        // database failure delays the delivery by seconds, not a minute. If the database still
+        // refuses, the lease runs out and another pass takes it over. Either way the attempt is sent
+        // again (at least once, never lost); the receiver dedupes by eventId.
+        const until = new Date(deps.clock().getTime() + deps.settings.WEBHOOK_BACKOFF_BASE_MS);
+        const handedBack = await handBackDelivery(deps.db, d, until).catch(() => undefined);
+        const outcome =
+          handedBack === undefined
+            ? { retryAt: d.lease, what: 'left to its lease' }
+            : handedBack
+              ? { retryAt: until.toISOString(), what: 'handed back' }
+              : { retryAt: undefined, what: 'already recorded or taken over' };
+        deps.log.error(
+          { err, deliveryId: d.id, retryAt: outcome.retryAt },
+          `webhook delivery failed to record; ${outcome.what}`,
+        );
       }),
     ),
   );
