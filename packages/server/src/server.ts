@@ -71,6 +71,36 @@ export async function withStores<T>(
   }
 }
 
+/**
+ * Binds a listener, or refuses to start (exit 2) with one line and no stack: a port already in use
+ * is an operator's everyday slip. What was started is stopped first (workers, store, DATA_DIR lock).
+ */
+async function listenOrExit(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  variable: 'PORT' | 'ADMIN_PORT',
+  stop: () => Promise<void>,
+): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = `${host}:${port}`;
+    const why =
+      code === 'EADDRINUSE'
+        ? `${where} is already in use; set ${variable} to a free port`
+        : code === 'EACCES'
+          ? `not allowed to listen on ${where}; set ${variable} to a port above 1023`
+          : code === 'EADDRNOTAVAIL'
+            ? `${host} is not an address of this machine (${variable === 'PORT' ? 'HOST' : 'ADMIN_HOST'})`
+            : undefined;
+    if (why === undefined) throw error;
+    await stop().catch(() => {});
+    fail(`cannot listen: ${why}`);
+  }
+}
+
 /** The process: config, lock, stores, both listeners, graceful close on SIGTERM/SIGINT. */
 export async function serve(env: Env = process.env): Promise<void> {
   const config = configOrExit(env);
@@ -102,8 +132,18 @@ export async function serve(env: Env = process.env): Promise<void> {
     }
   });
 
-  await app.listen({ port: config.PORT, host: config.HOST });
-  await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+  const stopAll = async () => {
+    housekeeping.stop();
+    await payments.stop();
+    await webhooks?.stop();
+    await runtime.close();
+    await releaseLock?.();
+  };
+  await listenOrExit(app, config.HOST, config.PORT, 'PORT', stopAll);
+  await listenOrExit(admin, config.ADMIN_HOST, config.ADMIN_PORT, 'ADMIN_PORT', async () => {
+    await app.close();
+    await stopAll();
+  });
   app.log.info(
     {
       store: runtime.database.kind,

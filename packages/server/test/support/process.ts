@@ -45,6 +45,25 @@ export async function startServer(
   env: Record<string, string>,
   options: { waitForHealth?: boolean; timeoutMs?: number; built?: boolean } = {},
 ): Promise<ServerProcess> {
+  // A port freePort found free can be taken before the server binds it (another suite's server,
+  // or any client socket's ephemeral port): then the server refuses to start (exit 2), and it is
+  // started again on fresh ports. Ports the caller chose are never changed.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, options);
+    } catch (error) {
+      const portTaken = error instanceof PortTaken && !env.PORT && !env.ADMIN_PORT;
+      if (!portTaken || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startServerOnce(
+  env: Record<string, string>,
+  options: { waitForHealth?: boolean; timeoutMs?: number; built?: boolean },
+): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const adminPort = env.ADMIN_PORT ? Number(env.ADMIN_PORT) : await freePort();
   // One process (no tsx wrapper), so that a SIGKILL in a test really kills the server.
@@ -90,7 +109,9 @@ export async function startServer(
     await new Promise((r) => setTimeout(r, 200));
   }
   await server.stop('SIGKILL');
-  throw new Error(`server did not become healthy:\n${output}`);
+  const message = `server did not become healthy:\n${output}`;
+  // server.ts's refusal when a port is taken (listenOrExit).
+  throw /cannot listen: \S+ is already in use/.test(output) ? new PortTaken(message) : new Error(message);
 }
 
 export type Sandbox = {

@@ -1,0 +1,67 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDataDir } from '../support/app.ts';
+import { freePort, type ServerProcess, startServer } from '../support/process.ts';
+
+/** An HTTP server holding a port on 127.0.0.1, as another program would. */
+async function holdPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer((_request, response) => response.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+/**
+ * `partner-api serve` on a port already in use refuses to start as it does for a bad configuration
+ * (exit 2, one line, no stack) and lets go of what it had opened: the DATA_DIR lock, the other port.
+ */
+describe('a port already in use (real processes, embedded store)', () => {
+  const started: ServerProcess[] = [];
+  const held: Server[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
+  });
+  const start = (env: Record<string, string>, wait = false) =>
+    startServer({ HOST: '127.0.0.1', ...env }, { waitForHealth: wait }).then((s) => {
+      started.push(s);
+      return s;
+    });
+
+  it('PORT taken: exit 2 with one clear line; the DATA_DIR is free for the next start', async () => {
+    const { port, server } = await holdPort();
+    held.push(server);
+    const dataDir = tempDataDir();
+    const refused = await start({ DATA_DIR: dataDir, PORT: String(port) });
+    expect(await refused.exited, refused.output()).toBe(2);
+    expect(refused.output()).toContain(
+      `partner-api: cannot listen: 127.0.0.1:${port} is already in use; set PORT to a free port\n`,
+    );
+    expect(refused.output()).not.toMatch(/^\s+at /m);
+    expect(refused.output()).not.toContain('EADDRINUSE');
+    // The lock was released on the way out: the same DATA_DIR starts at once on a free port.
+    const next = await start({ DATA_DIR: dataDir, PORT: String(await freePort()) }, true);
+    expect((await fetch(`${next.baseUrl}/healthz`)).status).toBe(200);
+  }, 90_000);
+
+  it('ADMIN_PORT taken: exit 2 naming ADMIN_PORT; the public port it had bound is let go', async () => {
+    const { port, server } = await holdPort();
+    held.push(server);
+    const publicPort = await freePort();
+    const refused = await start({
+      DATA_DIR: tempDataDir(),
+      PORT: String(publicPort),
+      ADMIN_PORT: String(port),
+    });
+    expect(await refused.exited, refused.output()).toBe(2);
+    expect(refused.output()).toContain(
+      `partner-api: cannot listen: 127.0.0.1:${port} is already in use; set ADMIN_PORT to a free port\n`,
+    );
+    expect(refused.output()).not.toMatch(/^\s+at /m);
+    const again = createServer();
+    await new Promise<void>((resolve, reject) => {
+      again.once('error', reject);
+      again.listen(publicPort, '127.0.0.1', resolve);
+    });
+    held.push(again);
+  }, 90_000);
+});
