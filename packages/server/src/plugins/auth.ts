@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import {
   ErrorLabel,
   ErrorMessage,
@@ -63,6 +64,20 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
     if (loaded) callers.set(reading, claims.sub, claims.jti, loaded);
     return loaded;
   }
+
+  /**
+   * A caller's allowlist, built once for each loaded caller: a cached caller keeps its
+   * `trustedIps` array, so its BlockList is built on its first request, not on every one.
+   */
+  const allowlists = new WeakMap<readonly string[], BlockList>();
+  const allowlistOf = (trustedIps: readonly string[]): BlockList => {
+    let list = allowlists.get(trustedIps);
+    if (!list) {
+      list = buildAllowlist(trustedIps);
+      allowlists.set(trustedIps, list);
+    }
+    return list;
+  };
 
   const reject = (reason: RejectionReason, error: AppError): never => {
     ctx.metrics.rejections.inc({ reason });
@@ -155,7 +170,7 @@ export function createAuthenticator(ctx: AppContext, codec: TokenCodec): preVali
       reject('client_id', unauthorized(ErrorMessage.clientIdRequired));
     if (clientId !== claims.client_id) reject('client_id', unauthorized(ErrorMessage.clientIdMismatch));
 
-    if (caller.trustedIps.length > 0 && !isAllowed(buildAllowlist(caller.trustedIps), request.ip)) {
+    if (caller.trustedIps.length > 0 && !isAllowed(allowlistOf(caller.trustedIps), request.ip)) {
       reject('allowlist', new AppError(403, ErrorLabel.forbidden, ErrorMessage.ipNotAllowed));
     }
     if (!caller.publicKey || !caller.keyId) reject('signing_key', unauthorized(ErrorMessage.noSigningKey));

@@ -15,6 +15,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customers, ussdSessions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
+import { adminInject } from '../foundation/helpers.ts';
 import { buildTestApp, STORES, type TestApp, tempDataDir } from '../support/app.ts';
 import { createOrderWithTransactions } from '../support/orders.ts';
 import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
@@ -383,6 +384,38 @@ describe.each(STORES)('attacks on %s', (store) => {
       }
       // Control: the allowlisted address itself gets in.
       expect((await send('10.9.8.7')).statusCode).toBe(200);
+    });
+
+    it('an allowlist changed through the admin API applies to the next request', async () => {
+      // The caller and its allowlist are kept between requests (plugins/auth.ts): a change must
+      // still hold at once, narrowed and widened again.
+      const fenced = await createPartner(t, { trustedIps: ['10.9.8.0/24'] });
+      const send = async (remoteAddress: string) =>
+        (
+          await t.app.inject({
+            method: 'GET',
+            url: '/v1/oauth/me',
+            remoteAddress,
+            headers: signedHeaders(fenced, { method: 'GET', url: '/v1/oauth/me' }, undefined),
+          } as InjectOptions)
+        ).statusCode;
+      const allow = async (trustedIps: string[]) => {
+        const res = await adminInject(t, 'PATCH', `/admin/credentials/${fenced.credentialId}`, {
+          trustedIps,
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      };
+      expect([await send('10.9.8.7'), await send('10.9.8.7'), await send('10.9.9.7')]).toEqual([
+        200, 200, 403,
+      ]);
+      await allow(['10.9.9.0/24']);
+      expect([await send('10.9.8.7'), await send('10.9.9.7'), await send('10.9.9.7')]).toEqual([
+        403, 200, 200,
+      ]);
+      await allow([]);
+      expect([await send('198.18.0.9'), await send('10.9.8.7')]).toEqual([200, 200]);
+      await allow(['10.9.8.7']);
+      expect([await send('10.9.8.7'), await send('10.9.8.8')]).toEqual([200, 403]);
     });
 
     it('earns no fresh rate-limit budget', async () => {
