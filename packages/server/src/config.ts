@@ -1,4 +1,5 @@
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
 import {
@@ -44,6 +45,20 @@ const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
   }
   return entries;
 });
+
+/**
+ * WEBHOOKS_CA_FILE, read and parsed at start: a wrong path stopped the start with a stack when the
+ * worker read it, and a file that holds no certificate was taken in silence (Node's TLS context
+ * accepts it), every delivery then failing its TLS check.
+ */
+const caFile = z.string().refine((file) => {
+  try {
+    new X509Certificate(readFileSync(file));
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must name a readable PEM certificate file');
 
 /** The names proxy-addr understands besides addresses and ranges. */
 const PROXY_ADDR_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -101,7 +116,7 @@ export const configSchema = z.object({
   /** Tests and local rehearsal only: deliver to private and loopback addresses. Refused in production. */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag.default(false),
   /** Tests and local rehearsal only: a PEM file of extra CAs receivers may present. Refused in production. */
-  WEBHOOKS_CA_FILE: z.string().optional(),
+  WEBHOOKS_CA_FILE: caFile.optional(),
   /** Webhook delivery (docs/webhooks.md, Delivery): how often each instance's worker looks for due deliveries. */
   WEBHOOK_WORKER_INTERVAL_MS: positiveInt.default(200),
   WEBHOOK_WORKER_BATCH: positiveInt.max(100, 'must be at most 100').default(20),

@@ -34,7 +34,12 @@ function configOrExit(env: Env): Config {
 
 /** The embedded store's DATA_DIR lock (none for PostgreSQL); exits 2 when another process holds it. */
 async function lockOrExit(config: Config): Promise<(() => Promise<void>) | undefined> {
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  try {
+    mkdirSync(config.DATA_DIR, { recursive: true });
+  } catch (error) {
+    // A path through a file, a file in its place, no permission: one line, no stack.
+    fail(`cannot use DATA_DIR ${config.DATA_DIR}: ${(error as Error).message}`);
+  }
   if (config.DATABASE_URL) return undefined;
   try {
     return await lockDataDir(config.DATA_DIR, (error) => {

@@ -1,8 +1,12 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, MPESA_REQUIRED } from '../../src/config.ts';
 import { tempDataDir } from '../support/app.ts';
 import { startServer } from '../support/process.ts';
+import { makeCertificate } from '../webhooks/receiver.ts';
 
 /** The problems loadConfig reports, or [] when the environment is accepted. */
 function problemsOf(env: Record<string, string>): string[] {
@@ -36,6 +40,7 @@ const PRODUCTION_SECRETS = {
 };
 
 describe('loadConfig', () => {
+  const tls = makeCertificate();
   it('applies the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
@@ -155,13 +160,24 @@ describe('loadConfig', () => {
     expect(config.PUBLIC_BASE_URL).toBe('https://api.example.com');
   });
 
+  it('refuses a WEBHOOKS_CA_FILE that cannot be read or holds no certificate, in one line', () => {
+    const notACertificate = path.join(tls.dir, 'not-a-certificate.pem');
+    writeFileSync(notACertificate, '-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n');
+    for (const file of [path.join(tls.dir, 'missing.pem'), tls.dir, notACertificate]) {
+      expect(problemsOf({ WEBHOOKS_CA_FILE: file })).toEqual([
+        'WEBHOOKS_CA_FILE: must name a readable PEM certificate file',
+      ]);
+    }
+    expect(loadConfig({ WEBHOOKS_CA_FILE: tls.certFile }).WEBHOOKS_CA_FILE).toBe(tls.certFile);
+  });
+
   it('refuses the webhook rehearsal settings in production, and takes them in the sandbox', () => {
     const rehearsal = { WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOKS_CA_FILE: '/tmp/ca.pem' };
     expect(problemsOf({ APP_ENV: 'production', ...PRODUCTION_SECRETS, ...rehearsal }).sort()).toEqual([
       'WEBHOOKS_ALLOW_PRIVATE_TARGETS: not allowed when APP_ENV=production',
       'WEBHOOKS_CA_FILE: not allowed when APP_ENV=production',
     ]);
-    const sandbox = loadConfig({ ...rehearsal, WEBHOOKS_PREVIEW: 'true' });
+    const sandbox = loadConfig({ ...rehearsal, WEBHOOKS_CA_FILE: tls.certFile, WEBHOOKS_PREVIEW: 'true' });
     expect([sandbox.WEBHOOKS_PREVIEW, sandbox.WEBHOOKS_ALLOW_PRIVATE_TARGETS]).toEqual([true, true]);
     expect(loadConfig({}).WEBHOOKS_PREVIEW).toBe(false);
     expect(problemsOf({ WEBHOOKS_PREVIEW: 'yes' })).toEqual(['WEBHOOKS_PREVIEW: must be true or false']);
@@ -173,6 +189,7 @@ describe('a bad variable stops a real `partner-api serve`', () => {
     ['PORT', { PORT: 'abc' }],
     ['RATE_LIMIT_GLOBAL', { RATE_LIMIT_GLOBAL: 'lots' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'my-proxy' }],
+    ['WEBHOOKS_CA_FILE', { WEBHOOKS_PREVIEW: 'true', WEBHOOKS_CA_FILE: '/nonexistent/ca.pem' }],
   ];
   it.each(cases)('%s: exit code 2 and a line naming it, no stack trace', async (name, env) => {
     const server = await startServer({ ...env, DATA_DIR: tempDataDir() }, { waitForHealth: false });
@@ -186,6 +203,19 @@ describe('a bad variable stops a real `partner-api serve`', () => {
       server.output(),
     ).toHaveLength(1);
     expect(server.output()).not.toMatch(/^\s+at /m);
+  });
+
+  it('a DATA_DIR that cannot be made: exit code 2 and one line naming it, no stack trace', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'partner-api-file-')), 'a-file');
+    writeFileSync(file, 'not a directory');
+    for (const dataDir of [file, path.join(file, 'below')]) {
+      const server = await startServer({ DATA_DIR: dataDir }, { waitForHealth: false });
+      expect(await server.exited, server.output()).toBe(2);
+      expect(server.output()).toMatch(
+        new RegExp(`^partner-api: cannot use DATA_DIR ${dataDir}: E(EXIST|NOTDIR): .+$`, 'm'),
+      );
+      expect(server.output()).not.toMatch(/^\s+at /m);
+    }
   });
 
   it('production without secrets: exit code 2, each missing one named', async () => {
