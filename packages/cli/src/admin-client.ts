@@ -32,9 +32,22 @@ export function createAdminClient(env = process.env) {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+    }).catch((error: unknown) => {
+      // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is its cause.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(
+        `cannot reach the admin API at ${baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}); is \`partner-api serve\` running there? ADMIN_URL or ADMIN_PORT names it`,
+      );
     });
     const text = await response.text();
-    const parsed = text ? JSON.parse(text) : undefined;
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new Error(
+        `${baseUrl} answered ${response.status} with a body that is not JSON: is it the admin API?`,
+      );
+    }
     if (!response.ok) throw new AdminCallError(response.status, parsed);
     return parsed as T;
   };

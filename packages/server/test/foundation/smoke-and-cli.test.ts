@@ -1,10 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
 import { tempDataDir } from '../support/app.ts';
 import { sandboxPartner, signedHeaders } from '../support/partner.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import { freePort, type ServerProcess, startServer } from '../support/process.ts';
 import { runCli } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
@@ -199,9 +201,36 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     });
 
     it('exits non-zero when the admin API cannot be reached', async () => {
-      const res = await runCli(['--json', 'org', 'list'], { ...cliEnv(), ADMIN_URL: 'http://127.0.0.1:1' });
+      // A port nothing listens on (fetch refuses port 1 itself, as a "bad port").
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const res = await runCli(['--json', 'org', 'list'], { ...cliEnv(), ADMIN_URL: closed });
       expect(res.code).not.toBe(0);
-      expect(res.stderr).toMatch(/partner-api:/);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toBe(
+        `partner-api: cannot reach the admin API at ${closed} (ECONNREFUSED); is \`partner-api serve\` running there? ADMIN_URL or ADMIN_PORT names it\n`,
+      );
+    });
+
+    it('exits non-zero, and says so, when ADMIN_URL names something that does not answer JSON', async () => {
+      // A proxy's error page, say: HTML where the admin API answers JSON.
+      const proxy = createServer((_request, response) => {
+        response.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = proxy.address() as AddressInfo;
+        const res = await runCli(['--json', 'org', 'list'], {
+          ...cliEnv(),
+          ADMIN_URL: `http://127.0.0.1:${port}`,
+        });
+        expect(res.code).not.toBe(0);
+        expect(res.stdout).toBe('');
+        expect(res.stderr).toBe(
+          `partner-api: http://127.0.0.1:${port} answered 502 with a body that is not JSON: is it the admin API?\n`,
+        );
+      } finally {
+        await new Promise((resolve) => proxy.close(resolve));
+      }
     });
   });
 });
