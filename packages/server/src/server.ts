@@ -77,8 +77,9 @@ export async function withStores<T>(
 }
 
 /**
- * Binds a listener, or refuses to start (exit 2) with one line and no stack: a port already in use
- * is an operator's everyday slip. What was started is stopped first (workers, store, DATA_DIR lock).
+ * Binds a listener, or refuses to start (exit 2) with one line and no stack, whatever the reason: a
+ * port already in use is an operator's everyday slip, a mistyped HOST another. What was started is
+ * stopped first (workers, store, DATA_DIR lock).
  */
 async function listenOrExit(
   app: FastifyInstance,
@@ -92,15 +93,17 @@ async function listenOrExit(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const where = `${host}:${port}`;
+    const hostVariable = variable === 'PORT' ? 'HOST' : 'ADMIN_HOST';
     const why =
       code === 'EADDRINUSE'
         ? `${where} is already in use; set ${variable} to a free port`
         : code === 'EACCES'
           ? `not allowed to listen on ${where}; set ${variable} to a port above 1023`
           : code === 'EADDRNOTAVAIL'
-            ? `${host} is not an address of this machine (${variable === 'PORT' ? 'HOST' : 'ADMIN_HOST'})`
-            : undefined;
-    if (why === undefined) throw error;
+            ? `${host} is not an address of this machine (${hostVariable})`
+            : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+              ? `${host} does not resolve to an address (${hostVariable})`
+              : `${where}: ${(error as Error).message}`;
     await stop().catch(() => {});
     fail(`cannot listen: ${why}`);
   }

@@ -14,7 +14,7 @@ async function holdPort(): Promise<{ port: number; server: Server }> {
  * `partner-api serve` on a port already in use refuses to start as it does for a bad configuration
  * (exit 2, one line, no stack) and lets go of what it had opened: the DATA_DIR lock, the other port.
  */
-describe('a port already in use (real processes, embedded store)', () => {
+describe('a port already in use, or a host that cannot be listened on (real processes, embedded store)', () => {
   const started: ServerProcess[] = [];
   const held: Server[] = [];
   afterAll(async () => {
@@ -42,6 +42,24 @@ describe('a port already in use (real processes, embedded store)', () => {
     const next = await start({ DATA_DIR: dataDir, PORT: String(await freePort()) }, true);
     expect((await fetch(`${next.baseUrl}/healthz`)).status).toBe(200);
   }, 90_000);
+
+  it.each([
+    ['HOST', 'not-a-host.invalid', 'not-a-host.invalid does not resolve to an address (HOST)'],
+    ['ADMIN_HOST', '192.0.2.1', '192.0.2.1 is not an address of this machine (ADMIN_HOST)'],
+  ])(
+    '%s that cannot be listened on: exit 2 with one clear line',
+    async (variable, value, line) => {
+      const refused = await start({
+        DATA_DIR: tempDataDir(),
+        PORT: String(await freePort()),
+        [variable]: value,
+      });
+      expect(await refused.exited, refused.output()).toBe(2);
+      expect(refused.output()).toContain(`partner-api: cannot listen: ${line}\n`);
+      expect(refused.output()).not.toMatch(/^\s+at /m);
+    },
+    90_000,
+  );
 
   it('ADMIN_PORT taken: exit 2 naming ADMIN_PORT; the public port it had bound is let go', async () => {
     const { port, server } = await holdPort();
