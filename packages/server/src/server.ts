@@ -5,6 +5,7 @@ import { buildAdminApp } from './admin/app.ts';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
+import { SecretsFileError } from './lib/secrets.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
@@ -115,6 +116,7 @@ export async function serve(env: Env = process.env): Promise<void> {
   const releaseLock = await lockOrExit(config);
 
   const runtime = await createRuntime(config).catch((error: Error) => {
+    if (error instanceof SecretsFileError) fail(error.message);
     process.stderr.write(`partner-api: cannot open the store: ${error.message}\n`);
     process.exit(1);
   });

@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
@@ -45,9 +45,40 @@ function generate(): Secrets {
   };
 }
 
+/** DATA_DIR/secrets.json exists but cannot be used: the start stops and says what to do. */
+export class SecretsFileError extends Error {
+  constructor(file: string, reason: string) {
+    super(
+      `${file} is not a usable secrets file (${reason}): restore it from a backup, or move it away to have new secrets generated (issued tokens and the published webhook key then change)`,
+    );
+  }
+}
+
+const SECRET_NAMES = ['adminToken', 'jwtSecret', 'webhookSigningKey', 'providerCallbackSecret'] as const;
+
+/** The stored secrets, each checked: a half-written or hand-edited file fails here, not deep inside a signer. */
+function parseStored(file: string, text: string): Secrets {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SecretsFileError(file, 'not JSON');
+  }
+  const stored = (parsed ?? {}) as Record<string, unknown>;
+  const missing = SECRET_NAMES.filter((name) => typeof stored[name] !== 'string' || stored[name] === '');
+  if (missing.length > 0) throw new SecretsFileError(file, `no ${missing.join(', ')}`);
+  try {
+    if (createPrivateKey(stored.webhookSigningKey as string).asymmetricKeyType !== 'ed25519')
+      throw new Error();
+  } catch {
+    throw new SecretsFileError(file, 'webhookSigningKey is not an Ed25519 private key in PEM');
+  }
+  return stored as unknown as Secrets;
+}
+
 function readOrCreate(file: string): Secrets {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
+    return parseStored(file, readFileSync(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -59,6 +90,6 @@ function readOrCreate(file: string): Secrets {
     return fresh;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
+    return parseStored(file, readFileSync(file, 'utf8'));
   }
 }
