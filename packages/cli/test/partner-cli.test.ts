@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createId } from '@partner-api/contract';
@@ -268,6 +269,48 @@ describe('the partner CLI against a real sandbox server', () => {
     });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('missing --base-url, --client-secret, --private-key, --key-id');
+  });
+
+  it('login refuses a key it cannot read or use, and a base URL that is not one, in one line each', async () => {
+    const profile = path.join(sandbox.dataDir, 'refused-profile.json');
+    const notAKey = path.join(sandbox.dataDir, 'not-a-key.pem');
+    writeFileSync(notAKey, 'hello');
+    const rsa = path.join(sandbox.dataDir, 'rsa.pem');
+    writeFileSync(
+      rsa,
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }),
+    );
+    const missing = path.join(sandbox.dataDir, 'absent.pem');
+    const { baseUrl, clientId, clientSecret, keyId } = sandbox.credentials;
+    const login = (key: string, base = baseUrl) =>
+      run(['login'], {
+        PARTNER_PROFILE: profile,
+        PARTNER_BASE_URL: base,
+        PARTNER_CLIENT_ID: clientId,
+        PARTNER_CLIENT_SECRET: clientSecret,
+        PARTNER_PRIVATE_KEY: key,
+        PARTNER_KEY_ID: keyId,
+      });
+    const notEd25519 = (what: string) =>
+      `partner: --private-key: ${what} is not an Ed25519 private key in PEM (PKCS#8, as \`openssl genpkey -algorithm ed25519\` writes)\n`;
+    const cases: [Promise<Run>, string][] = [
+      [login(missing), `partner: --private-key: cannot read ${missing} (ENOENT)\n`],
+      [login(notAKey), notEd25519(notAKey)],
+      [login(rsa), notEd25519(rsa)],
+      [
+        login('-----BEGIN PRIVATE KEY-----\nZ2FyYmFnZQ==\n-----END PRIVATE KEY-----\n'),
+        notEd25519('the key given'),
+      ],
+      [
+        login(sandbox.credentials.privateKey, 'localhost:8080'),
+        'partner: --base-url: localhost:8080 is not an http:// or https:// URL\n',
+      ],
+    ];
+    for (const [result, line] of cases) {
+      const { code, stdout, stderr } = await result;
+      expect([code, stdout, stderr]).toEqual([1, '', line]);
+    }
+    expect(existsSync(profile)).toBe(false);
   });
 
   it('without a profile, commands say how to log in', async () => {

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -85,9 +86,39 @@ export type LoginFlags = {
   sandboxFile?: string;
 };
 
-/** A PEM given inline, or the path of a file holding it. */
+/** A PEM given inline, or the path of a file holding it; either way an Ed25519 private key. */
 function readKey(value: string): string {
-  return value.trimStart().startsWith('-----BEGIN') ? value : readFileSync(value, 'utf8');
+  const inline = value.trimStart().startsWith('-----BEGIN');
+  let pem: string;
+  try {
+    pem = inline ? value : readFileSync(value, 'utf8');
+  } catch (error) {
+    throw new Error(
+      `--private-key: cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+    );
+  }
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch {}
+  if (type !== 'ed25519') {
+    const what = inline ? 'the key given' : value;
+    throw new Error(
+      `--private-key: ${what} is not an Ed25519 private key in PEM (PKCS#8, as \`openssl genpkey -algorithm ed25519\` writes)`,
+    );
+  }
+  return pem;
+}
+
+/** The service's address: http or https, nothing after the origin but an optional path prefix. */
+function checkBaseUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new Error(`--base-url: ${value} is not an http:// or https:// URL`);
+  return value;
 }
 
 /**
@@ -120,5 +151,6 @@ export function resolveLogin(flags: LoginFlags, env = process.env): Omit<Profile
       `missing ${missing.map(flag).join(', ')}: pass the flags, set PARTNER_* variables, or start a sandbox server (npm start) to create ${sandboxFile}`,
     );
   }
+  checkBaseUrl(resolved.baseUrl as string);
   return resolved as Omit<Profile, 'organization' | 'token'>;
 }
