@@ -85,6 +85,7 @@ export class PartnerClient {
     for (const field of ['baseUrl', 'clientId', 'clientSecret', 'privateKey', 'keyId'] as const) {
       if (!options[field]) throw new TypeError(`PartnerClient: ${field} is required`);
     }
+    checkBaseUrl(options.baseUrl);
     this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.apiBase = `${this.baseUrl}/v1`;
     this.clientId = options.clientId;
@@ -142,12 +143,31 @@ export class PartnerClient {
   }
 }
 
+const NOT_ED25519 =
+  'PartnerClient: privateKey must be an Ed25519 private key (a PKCS#8 PEM string or a KeyObject)';
+
 function toPrivateKey(key: string | KeyObject): KeyObject {
-  const object = typeof key === 'string' ? createPrivateKey(key) : key;
-  if (object.type !== 'private' || object.asymmetricKeyType !== 'ed25519') {
-    throw new TypeError('PartnerClient: privateKey must be an Ed25519 private key');
+  let object: KeyObject;
+  try {
+    object = typeof key === 'string' ? createPrivateKey(key) : key;
+  } catch {
+    // OpenSSL's own words ("DECODER routines::unsupported") tell an integrator nothing.
+    throw new TypeError(NOT_ED25519);
   }
+  if (object.type !== 'private' || object.asymmetricKeyType !== 'ed25519') throw new TypeError(NOT_ED25519);
   return object;
+}
+
+/** The service's address, http or https: `localhost:8080` would otherwise fail at the first call. */
+function checkBaseUrl(baseUrl: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {}
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new TypeError(
+      `PartnerClient: baseUrl must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`,
+    );
 }
 
 /**

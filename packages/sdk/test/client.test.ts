@@ -242,8 +242,30 @@ describe('PartnerClient (scripted fetch)', () => {
     expect(error.details).toEqual([{ field: 'msisdn', message: 'msisdn must be 7 to 15 digits' }]);
   });
 
-  it('refuses a key that is not Ed25519 at construction', () => {
+  it('refuses a key that is not Ed25519 at construction, in its own words', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
-    expect(() => clientWith(globalThis.fetch, { privateKey: rsa })).toThrow(/Ed25519/);
+    const ed25519Public = generateKeyPairSync('ed25519').publicKey;
+    const message =
+      'PartnerClient: privateKey must be an Ed25519 private key (a PKCS#8 PEM string or a KeyObject)';
+    for (const privateKey of [
+      rsa,
+      rsa.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      ed25519Public,
+      'garbage',
+      '-----BEGIN PRIVATE KEY-----\nZ2FyYmFnZQ==\n-----END PRIVATE KEY-----\n',
+    ]) {
+      expect(() => clientWith(globalThis.fetch, { privateKey })).toThrow(new TypeError(message));
+    }
+  });
+
+  it('refuses a base URL that is not http or https at construction', () => {
+    for (const baseUrl of ['localhost:8080', 'api.example.com', 'ftp://api.example.com']) {
+      expect(() => clientWith(globalThis.fetch, { baseUrl })).toThrow(
+        new TypeError(
+          `PartnerClient: baseUrl must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`,
+        ),
+      );
+    }
+    expect(() => clientWith(globalThis.fetch, { baseUrl: 'https://api.example.com/v1/' })).not.toThrow();
   });
 });
