@@ -110,7 +110,7 @@ function readKey(value: string): string {
   return pem;
 }
 
-/** The service's address: http or https, nothing after the origin but an optional path prefix. */
+/** The service's address: an http:// or https:// URL (`localhost:8080` would fail only at the first call). */
 function checkBaseUrl(value: string): string {
   let url: URL | undefined;
   try {
