@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminFetch, uniqueClientIp } from '../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
 import { createPartner, newSigningKey, type Partner, signedFetch } from '../support/partner.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import { type ServerProcess, startServers } from '../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 if (!enabled)
@@ -40,10 +40,10 @@ describe.skipIf(!enabled)('a change through A while B serves a burst from its ca
       RATE_LIMIT_GLOBAL: '1000000/60s',
       RATE_LIMIT_TOKEN: '100000/60s',
     };
-    [a, b] = await Promise.all([
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-    ]);
+    [a, b] = (await startServers([
+      { ...env, DATA_DIR: tempDataDir() },
+      { ...env, DATA_DIR: tempDataDir() },
+    ])) as [ServerProcess, ServerProcess];
     for (const server of [a, b]) {
       const deadline = Date.now() + 10_000;
       while ((await (await fetch(`${server.baseUrl}/healthz`)).json()).checks?.redis !== 'ok') {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import { type ServerProcess, startServers } from '../support/process.ts';
 import { uniqueClientIp } from './helpers.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -30,10 +30,10 @@ describe.skipIf(!READY)('two serve processes on one PostgreSQL and one Redis', (
       RATE_LIMIT_GLOBAL: '4/60s',
       RATE_LIMIT_TOKEN: '2/900s',
     };
-    [a, b] = await Promise.all([
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-    ]);
+    [a, b] = (await startServers([
+      { ...env, DATA_DIR: tempDataDir() },
+      { ...env, DATA_DIR: tempDataDir() },
+    ])) as [ServerProcess, ServerProcess];
     // A fresh process counts in memory until its Redis client connects (the documented fallback).
     for (const server of [a, b]) {
       const deadline = Date.now() + 10_000;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueClientIp } from '../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
 import { createPartner, fetchToken, type Partner, signedFetch } from '../support/partner.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
+import { type ServerProcess, startServers } from '../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 if (!enabled)
@@ -59,10 +59,10 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
       RATE_LIMIT_TOKEN: '100000/60s',
       SANDBOX_SETTLE_MS: '600000',
     };
-    [a, b] = await Promise.all([
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-      startServer({ ...env, DATA_DIR: tempDataDir() }),
-    ]);
+    [a, b] = (await startServers([
+      { ...env, DATA_DIR: tempDataDir() },
+      { ...env, DATA_DIR: tempDataDir() },
+    ])) as [ServerProcess, ServerProcess];
     // Onboarded through B's admin API, its token from A.
     caller = await createPartner(
       { baseUrl: a.baseUrl, adminUrl: b.adminUrl, adminToken: secrets.ADMIN_TOKEN },

@@ -15,16 +15,26 @@ export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'partner-api-test-'));
 }
 
+/** Ports this process has handed out: the system may offer a closed one again at once. */
+const handedOut = new Set<number>();
+
+/** A port free now and not handed out before by this process (servers started together differ). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.unref();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export type ServerProcess = {
@@ -59,6 +69,26 @@ export async function startServer(
 }
 
 class PortTaken extends Error {}
+
+/**
+ * Several servers started together. If one fails, those that started are stopped before its error
+ * is thrown: with `[a, b] = await Promise.all(...)` a server that did start was never assigned, no
+ * afterAll could stop it, and it outlived the test run (seen once, 2026-11-26).
+ */
+export async function startServers(
+  envs: Record<string, string>[],
+  options: { timeoutMs?: number; built?: boolean } = {},
+): Promise<ServerProcess[]> {
+  const settled = await Promise.allSettled(envs.map((env) => startServer(env, options)));
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) {
+    await Promise.all(
+      settled.map((result) => (result.status === 'fulfilled' ? result.value.stop('SIGKILL') : undefined)),
+    );
+    throw failed.reason;
+  }
+  return settled.map((result) => (result as PromiseFulfilledResult<ServerProcess>).value);
+}
 
 async function startServerOnce(
   env: Record<string, string>,
