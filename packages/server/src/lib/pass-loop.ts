@@ -79,3 +79,21 @@ export function startPassLoop(options: {
     stopped: () => stopped,
   };
 }
+
+/**
+ * After a claimed item's pass failed (the database refused a write, the pool timed out): hand it
+ * back so it is due again at `until` instead of at its lease's end, and say what happened for the
+ * error line. `handBack` cuts only the lease this pass set (false: recorded or taken over
+ * meanwhile); if it fails too, the lease stands and runs out as for a dead worker.
+ */
+export async function handBackAfterFailure(
+  handBack: () => Promise<boolean>,
+  lease: string,
+  until: Date,
+  handedBack: string,
+): Promise<{ retryAt: string | undefined; what: string }> {
+  const outcome = await handBack().catch(() => undefined);
+  if (outcome === undefined) return { retryAt: lease, what: 'left to its lease' };
+  if (outcome) return { retryAt: until.toISOString(), what: handedBack };
+  return { retryAt: undefined, what: 'already recorded or taken over' };
+}

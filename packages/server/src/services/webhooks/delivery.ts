@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { signWebhookDelivery, type WebhookEnvelope } from '@partner-api/contract';
 import type { Db } from '../../db/client.ts';
+import { handBackAfterFailure } from '../../lib/pass-loop.ts';
 import type { Metrics } from '../../plugins/metrics.ts';
 import {
   type ClaimedDelivery,
@@ -155,13 +156,12 @@ export async function runDeliveriesOnce(deps: DeliveryDeps): Promise<boolean> {
         // refuses, the lease runs out and another pass takes it over. Either way the attempt is sent
         // again (at least once, never lost); the receiver dedupes by eventId.
         const until = new Date(deps.clock().getTime() + deps.settings.WEBHOOK_BACKOFF_BASE_MS);
-        const handedBack = await handBackDelivery(deps.db, d, until).catch(() => undefined);
-        const outcome =
-          handedBack === undefined
-            ? { retryAt: d.lease, what: 'left to its lease' }
-            : handedBack
-              ? { retryAt: until.toISOString(), what: 'handed back' }
-              : { retryAt: undefined, what: 'already recorded or taken over' };
+        const outcome = await handBackAfterFailure(
+          () => handBackDelivery(deps.db, d, until),
+          d.lease,
+          until,
+          'handed back',
+        );
         deps.log.error(
           { err, deliveryId: d.id, retryAt: outcome.retryAt },
           `webhook delivery failed to record; ${outcome.what}`,

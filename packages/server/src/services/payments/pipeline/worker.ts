@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client.ts';
 import { one } from '../../../db/query.ts';
-import { startPassLoop } from '../../../lib/pass-loop.ts';
+import { handBackAfterFailure, startPassLoop } from '../../../lib/pass-loop.ts';
 import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
 import { type BreakerState, createBreakers, providerFailed } from './breaker.ts';
 import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
@@ -192,13 +192,12 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
         // database failure delays the request by a second, not a minute. The next pass queries
         // first. If the database still refuses, the lease stands and runs out as for a dead worker.
         const until = new Date(deps.clock().getTime() + deps.settings.PAYMENT_BACKOFF_BASE_MS);
-        const handedBack = await handBack(deps.db, c.id, lease, until.toISOString()).catch(() => undefined);
-        const outcome =
-          handedBack === undefined
-            ? { retryAt: lease, what: 'left to its lease' }
-            : handedBack
-              ? { retryAt: until.toISOString(), what: 'handed back, the next pass queries first' }
-              : { retryAt: undefined, what: 'already recorded or taken over' };
+        const outcome = await handBackAfterFailure(
+          () => handBack(deps.db, c.id, lease, until.toISOString()),
+          lease,
+          until,
+          'handed back, the next pass queries first',
+        );
         deps.log.error(
           { err, requestId: c.id, retryAt: outcome.retryAt },
           `payment request processing failed; ${outcome.what}`,
