@@ -1,7 +1,8 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
+import { isEd25519PrivateKeyPem } from './lib/keys.ts';
 import {
   AIRTEL_ENV_SHAPE,
   type AirtelSettings,
@@ -83,16 +84,9 @@ const ipList = z.string().transform((value, ctx): string[] => {
 const nonBlank = z.string().trim().min(1, 'must not be blank');
 
 /** The webhook key is parsed here, so a bad one stops the start with one line, not a stack trace. */
-const ed25519PrivateKey = z.string().refine(
-  (pem) => {
-    try {
-      return createPrivateKey(pem).asymmetricKeyType === 'ed25519';
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be an Ed25519 private key in PEM' },
-);
+const ed25519PrivateKey = z.string().refine(isEd25519PrivateKeyPem, {
+  message: 'must be an Ed25519 private key in PEM',
+});
 
 export const configSchema = z.object({
   PORT: port.default(8080),

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 
 export class InvalidPublicKeyError extends Error {}
 
@@ -20,4 +20,13 @@ export function parseSigningPublicKey(input: unknown): KeyObject {
 
 export function toPem(key: KeyObject): string {
   return key.export({ format: 'pem', type: 'spki' }).toString();
+}
+
+/** True for an Ed25519 private key in PEM (the webhook signing key, from the environment or DATA_DIR). */
+export function isEd25519PrivateKeyPem(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'ed25519';
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,8 @@
-import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
+import { isEd25519PrivateKeyPem } from './keys.ts';
 
 export interface Secrets {
   adminToken: string;
@@ -67,12 +68,8 @@ function parseStored(file: string, text: string): Secrets {
   const stored = (parsed ?? {}) as Record<string, unknown>;
   const missing = SECRET_NAMES.filter((name) => typeof stored[name] !== 'string' || stored[name] === '');
   if (missing.length > 0) throw new SecretsFileError(file, `no ${missing.join(', ')}`);
-  try {
-    if (createPrivateKey(stored.webhookSigningKey as string).asymmetricKeyType !== 'ed25519')
-      throw new Error();
-  } catch {
+  if (!isEd25519PrivateKeyPem(stored.webhookSigningKey as string))
     throw new SecretsFileError(file, 'webhookSigningKey is not an Ed25519 private key in PEM');
-  }
   return stored as unknown as Secrets;
 }
 
