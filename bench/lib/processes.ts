@@ -4,25 +4,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../packages/server/test/support/process.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The production build (`npm run build`, which the bench runs first): node alone, no TypeScript loader. */
 const CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** The test support's: a port free now and never handed out twice in this process. */
+export { freePort };
 
 export type Child = {
   pid: number;
