@@ -39,8 +39,9 @@ export type RateLimitOptions = {
   prefix: string;
   metrics: Metrics;
   /**
-   * Read beside every shared (Redis) global decision, in the same tick on the same connection: the
-   * caller cache's epoch (services/auth/caller-cache.ts), kept on the request as `authEpoch`.
+   * Read once per event-loop turn beside the turn's shared (Redis) global decisions, on the same
+   * connection, for the requests of that turn that present a token: the caller cache's epoch
+   * (services/auth/caller-cache.ts), kept on each such request as `authEpoch`.
    */
   readEpoch?: () => Promise<EpochReading>;
 };
@@ -61,6 +62,8 @@ function createLimiter(name: string, spec: LimitSpec, message: string, options: 
   };
 }
 
+type Decision = { res: RateLimiterRes; limited: boolean };
+
 function headersFor(spec: LimitSpec, res: RateLimiterRes): Record<string, string> {
   return {
     'RateLimit-Policy': `${spec.points};w=${spec.durationSeconds}`,
@@ -77,10 +80,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   let lastFallbackLog = 0;
   let redisSkippedUntil = 0;
 
-  async function decide(
-    limiter: RateLimiterAbstract,
-    request: FastifyRequest,
-  ): Promise<{ res: RateLimiterRes; limited: boolean }> {
+  async function decide(limiter: RateLimiterAbstract, request: FastifyRequest): Promise<Decision> {
     try {
       return { res: await limiter.consume(request.ip), limited: false };
     } catch (outcome) {
@@ -90,34 +90,96 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   }
 
   /**
-   * The Redis socket stays corked until the event loop's next check phase: every command issued by
-   * the requests of one loop turn (each one's limiter command, a signed request's epoch script beside
-   * it) leaves in one write, and Redis answers them in one read (docs/performance.md, "One Redis
-   * write per loop turn"). ioredis writes each command synchronously as it is issued, so a corked
-   * socket holds them.
+   * The shared decisions of one event-loop turn, taken together when the turn ends (its check
+   * phase): each address's requests on a limiter become one command that consumes as many points as
+   * there are requests, and the signed requests among them share one reading of the caller-cache
+   * epoch. All of them leave in one write on the corked socket, and Redis answers them in one read
+   * (docs/performance.md, "One command per address and turn"). The outcome of each request is the
+   * one it would have had alone: Redis adds the k points at once, so the requests hold the counts
+   * N-k+1 ... N in arrival order, and a request is refused exactly when its count is over the limit.
+   * The shared epoch is read after every request that uses it had arrived, which is what the caller
+   * cache's guarantee asks (services/auth/caller-cache.ts).
    */
-  let corked = false;
-  function corkUntilNextTurn(): void {
-    if (corked || options.redis?.status !== 'ready') return;
-    const socket = options.redis.stream;
-    corked = true;
-    socket.cork();
-    setImmediate(() => {
-      corked = false;
-      socket.uncork();
-    });
+  type Waiter = { resolve(decision: Decision): void; reject(error: unknown): void };
+  let turn: Map<Limiter, Map<string, Waiter[]>> | undefined;
+  let epochWaiters: ((reading: EpochReading | undefined) => void)[] = [];
+
+  function takeTurn(): void {
+    const batches = turn!;
+    const epochs = epochWaiters;
+    turn = undefined;
+    epochWaiters = [];
+    const socket = options.redis?.status === 'ready' ? options.redis.stream : undefined;
+    socket?.cork();
+    try {
+      if (epochs.length > 0) {
+        const settle = (reading: EpochReading | undefined) => {
+          for (const waiter of epochs) waiter(reading);
+        };
+        options.readEpoch!().then(settle, () => settle(undefined));
+      }
+      for (const [limiter, byKey] of batches) {
+        for (const [key, waiters] of byKey) consumeTogether(limiter, key, waiters);
+      }
+    } finally {
+      socket?.uncork();
+    }
   }
 
-  /** The shared decision, and for the global limiter the caller-cache epoch sent beside it. */
-  async function decideShared(limiter: Limiter, request: FastifyRequest) {
-    corkUntilNextTurn();
+  function consumeTogether(limiter: Limiter, key: string, waiters: Waiter[]): void {
+    const k = waiters.length;
+    const share = (total: RateLimiterRes) => {
+      waiters.forEach((waiter, i) => {
+        const consumed = total.consumedPoints - k + 1 + i;
+        const res = new RateLimiterRes(
+          Math.max(0, limiter.spec.points - consumed),
+          total.msBeforeNext,
+          consumed,
+          total.isFirstInDuration && i === 0,
+        );
+        waiter.resolve({ res, limited: consumed > limiter.spec.points });
+      });
+    };
+    const fail = (outcome: unknown) => {
+      if (outcome instanceof RateLimiterRes) return share(outcome);
+      for (const waiter of waiters) waiter.reject(outcome);
+    };
+    try {
+      limiter.primary.consume(key, k).then(share, fail);
+    } catch (error) {
+      fail(error);
+    }
+  }
+
+  function decideInTurn(limiter: Limiter, key: string): Promise<Decision> {
+    if (!turn) {
+      turn = new Map();
+      setImmediate(takeTurn);
+    }
+    let byKey = turn.get(limiter);
+    if (!byKey) {
+      byKey = new Map();
+      turn.set(limiter, byKey);
+    }
+    let waiters = byKey.get(key);
+    if (!waiters) {
+      waiters = [];
+      byKey.set(key, waiters);
+    }
+    const queue = waiters;
+    return new Promise<Decision>((resolve, reject) => queue.push({ resolve, reject }));
+  }
+
+  /** The shared decision, and for the global limiter the caller-cache epoch read in the same turn. */
+  async function decideShared(limiter: Limiter, request: FastifyRequest): Promise<Decision> {
+    const decided = decideInTurn(limiter, request.ip);
     // Only a request that presents a token can use the caller cache (the webhook key never does).
     if (limiter !== global || !options.readEpoch || request.headers.authorization === undefined)
-      return decide(limiter.primary, request);
-    const epoch = options.readEpoch().catch(() => undefined);
-    const decided = await decide(limiter.primary, request);
+      return decided;
+    const epoch = new Promise<EpochReading | undefined>((resolve) => epochWaiters.push(resolve));
+    const decision = await decided;
     request.authEpoch = await epoch;
-    return decided;
+    return decision;
   }
 
   async function consume(limiter: Limiter, request: FastifyRequest) {

@@ -222,6 +222,27 @@ describe.skipIf(!REDIS)('rate limits in Redis, shared by two app instances', () 
     expect429(await get(a, ip), GLOBAL_429, '3;w=60', 60);
   });
 
+  it('decides a burst from one address exactly: each request counted once, in order, on both instances', async () => {
+    const ip = uniqueClientIp();
+    // Five at once on each instance: each instance's five share one command in one turn.
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => get(a, ip)),
+      ...Array.from({ length: 5 }, () => get(b, ip)),
+    ]);
+    const passed = answers.filter((res) => res.statusCode !== 429);
+    const refused = answers.filter((res) => res.statusCode === 429);
+    expect(passed).toHaveLength(3);
+    expect(passed.map((res) => res.headers['ratelimit-remaining']).sort()).toEqual(['0', '1', '2']);
+    for (const res of refused) expect429(res, GLOBAL_429, '3;w=60', 60);
+    // Refused requests count too, as they do one at a time: the counter holds all ten.
+    expect(await a.ctx.redis!.get(`${rateLimitPrefix}:global:${ip}`)).toBe('10');
+    // Within one instance the earlier request gets the lower count.
+    const other = uniqueClientIp();
+    const inOrder = await Promise.all(Array.from({ length: 4 }, () => get(a, other)));
+    expect(inOrder.map((res) => res.statusCode)).toEqual([404, 404, 404, 429]);
+    expect(inOrder.slice(0, 3).map((res) => res.headers['ratelimit-remaining'])).toEqual(['2', '1', '0']);
+  });
+
   it('shares the token budget too', async () => {
     const ip = uniqueClientIp();
     expectLimitHeaders(await postToken(a, ip), '2;w=900', 1, 900);
@@ -303,5 +324,22 @@ describe.skipIf(!REDIS)('a signed request and Redis', () => {
       expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
     });
     expect(writes).toEqual([3]);
+  });
+
+  it('one address in one turn is one command, and its signed requests share one epoch reading', async () => {
+    const partner = await createPartner(t);
+    await signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' }); // scripts loaded
+    const before = Number(await t.ctx.redis!.get(`${t.ctx.rateLimitPrefix}:global:127.0.0.1`));
+    const writes = await redisWrites(async () => {
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map(() => signedInject(t.app, partner, { method: 'GET', url: '/v1/oauth/me' })),
+      );
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200]);
+      const remaining = answers.map((a) => Number(a.headers['ratelimit-remaining']));
+      expect(remaining).toEqual([remaining[0], remaining[0]! - 1, remaining[0]! - 2, remaining[0]! - 3]);
+    });
+    // The limiter's command for the four, and the epoch script: two commands in one write.
+    expect(writes).toEqual([2]);
+    expect(Number(await t.ctx.redis!.get(`${t.ctx.rateLimitPrefix}:global:127.0.0.1`))).toBe(before + 4);
   });
 });

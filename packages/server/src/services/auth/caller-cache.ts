@@ -15,10 +15,11 @@ import type { Caller } from './load-caller.ts';
  * again after it, and registers the write as pending meanwhile. A cached caller is used only when
  * the epoch read for this request equals the epoch read before its row was loaded, and no write was
  * pending at either reading. With Redis, the epoch and the pending writes are read by one script
- * sent on the rate limiter's connection in the same tick as the shared rate-limit decision
+ * sent on the rate limiter's connection with the shared rate-limit decisions, once per event-loop
+ * turn for all the signed requests of that turn, and only after every one of them has arrived
  * (plugins/rate-limit.ts): no round trip of its own. The proof: a write's response is sent after its
- * second bump; a request arriving later reads that epoch or a newer one; an entry carrying it was
- * loaded after the bump, so after the write's commit.
+ * second bump; a request arriving later reads that epoch or a newer one (its reading is sent after
+ * it arrived); an entry carrying it was loaded after the bump, so after the write's commit.
  *
  * - Redis configured: the epoch lives in Redis. A write that cannot register itself in Redis is
  *   refused (503) before it touches the database: it could not reach the other instances' caches.
