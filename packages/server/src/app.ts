@@ -140,7 +140,9 @@ function loggedPath(request: FastifyRequest, { url: route, config }: RouteOption
  */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
   const access = accessLogger(app.log);
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: no promise and no microtask per request (docs/performance.md, "Hooks that await
+  // nothing").
+  app.addHook('onResponse', (request, reply, done) => {
     // Fastify builds `routeOptions` afresh on each read: read once.
     const options = request.routeOptions;
     const route = options.url ?? 'unmatched';
@@ -158,5 +160,6 @@ function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
       },
       'request completed',
     );
+    done();
   });
 }
