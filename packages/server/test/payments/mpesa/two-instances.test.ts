@@ -120,7 +120,9 @@ describe.skipIf(!process.env.DATABASE_URL)('two production instances on one Post
       'every order to execute',
     );
     expect(states).toHaveLength(ORDERS);
-    // Each order: one prompt at Daraja, one callback (delivered to B), one payment applied.
+    // Each order: one prompt at Daraja, one callback (delivered to B), one payment applied. The fake
+    // records a callback once B's answer has reached it, which can be after the order executed.
+    await fake.waitForCallbacks(ORDERS, 10_000);
     expect(fake.processed('stk-push')).toBe(ORDERS);
     const stk = fake.callbacks.filter((c) => c.kind === 'stk');
     expect(stk).toHaveLength(ORDERS);
