@@ -146,15 +146,15 @@ function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
     // Fastify builds `routeOptions` afresh on each read: read once.
     const options = request.routeOptions;
     const route = options.url ?? 'unmatched';
-    ctx.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    ctx.metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    const responseTime = reply.elapsedTime;
+    ctx.metrics.requests.record(route, request.method, reply.statusCode, responseTime / 1000);
     access.info(
       {
         reqId: request.id,
         method: request.method,
         path: loggedPath(request, options),
         statusCode: reply.statusCode,
-        responseTime: reply.elapsedTime,
+        responseTime,
         // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).
         remoteAddress: request.socket.remoteAddress,
       },

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 
 export type RejectionReason =
   | 'rate_limit'
@@ -15,19 +15,8 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests by route, method and status',
-      labelNames: ['route', 'method', 'status'] as const,
-      registers: [registry],
-    }),
-    latency: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request latency',
-      labelNames: ['route', 'method'] as const,
-      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    }),
+    /** Every response, by route, method and status, and its latency (`RequestTally`). */
+    requests: new RequestTally(registry),
     rejections: new Counter({
       name: 'http_rejections_total',
       help: 'Requests refused before the handler, by reason',
@@ -152,3 +141,109 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** One route and method: responses by status, and the latency histogram's buckets, sum and count. */
+type Cell = {
+  labels: { route: string; method: string };
+  statuses: Map<number, number>;
+  /** Not cumulative: `buckets[i]` counts the latencies at most LATENCY_BUCKETS[i] and above the bound before it. */
+  buckets: number[];
+  sum: number;
+  count: number;
+};
+
+/**
+ * `http_requests_total` and `http_request_duration_seconds`, counted per response in a plain map and
+ * handed to prom-client only when /metrics is read. prom-client checks and hashes the labels of every
+ * `inc` and `observe` (~0.5 µs for the two, ~10% of GET /v1/webhooks/key's instructions beyond the bare
+ * framework: docs/performance.md, "Metrics counted when read"); here a response costs two map
+ * lookups and a few additions. The exposition is prom-client's own: the counter is a `Counter` whose
+ * `collect` sets it from the tally, and the histogram an object in the registry that gives the values
+ * prom-client's `Histogram` would give for the same observations (tested against it in
+ * foundation/metrics.test.ts).
+ */
+export class RequestTally {
+  readonly #routes = new Map<string, Map<string, Cell>>();
+
+  constructor(registry: Registry) {
+    const cells = () => this.#cells();
+    new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route, method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { labels, statuses } of cells()) {
+          for (const [status, n] of statuses) this.inc({ ...labels, status: String(status) }, n);
+        }
+      },
+    });
+    const name = 'http_request_duration_seconds';
+    const help = 'HTTP request latency';
+    const latency = {
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      get: async () => ({
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [...cells()].flatMap((cell) => histogramValues(name, cell)),
+      }),
+      reset: () => this.#routes.clear(),
+    };
+    // prom-client's Metric type names its four classes; the registry asks only for these members.
+    registry.registerMetric(latency as unknown as Metric);
+  }
+
+  /** One response. `seconds` is its latency. */
+  record(route: string, method: string, status: number, seconds: number): void {
+    let methods = this.#routes.get(route);
+    if (!methods) {
+      methods = new Map();
+      this.#routes.set(route, methods);
+    }
+    let cell = methods.get(method);
+    if (!cell) {
+      cell = {
+        labels: { route, method },
+        statuses: new Map(),
+        buckets: LATENCY_BUCKETS.map(() => 0),
+        sum: 0,
+        count: 0,
+      };
+      methods.set(method, cell);
+    }
+    cell.statuses.set(status, (cell.statuses.get(status) ?? 0) + 1);
+    // As prom-client's: the first bound the value does not exceed; above the last, only +Inf.
+    const bucket = LATENCY_BUCKETS.findIndex((bound) => seconds <= bound);
+    if (bucket >= 0) cell.buckets[bucket]! += 1;
+    cell.sum += seconds;
+    cell.count += 1;
+  }
+
+  *#cells(): Iterable<Cell> {
+    for (const methods of this.#routes.values()) yield* methods.values();
+  }
+}
+
+type HistogramValue = { labels: Record<string, string | number>; value: number; metricName: string };
+
+/** A cell as prom-client's `Histogram.get()` gives it: cumulative buckets, +Inf, sum and count. */
+function histogramValues(name: string, { labels, buckets, sum, count }: Cell): HistogramValue[] {
+  let cumulative = 0;
+  return [
+    ...LATENCY_BUCKETS.map((le, i) => {
+      cumulative += buckets[i]!;
+      return { labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` };
+    }),
+    { labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` },
+    { labels, value: sum, metricName: `${name}_sum` },
+    { labels, value: count, metricName: `${name}_count` },
+  ];
+}
