@@ -26,6 +26,9 @@ export const REDIS_RETRY_AFTER_MS = 1000;
 type Limiter = {
   spec: LimitSpec;
   message: string;
+  /** `RateLimit-Policy` and `RateLimit-Limit`, the same on every response. */
+  policy: string;
+  limit: string;
   primary: RateLimiterAbstract;
   /** In-memory twin used while Redis cannot be reached (documented fallback). */
   fallback?: RateLimiterMemory;
@@ -53,21 +56,29 @@ function createLimiter(name: string, spec: LimitSpec, message: string, options: 
     duration: spec.durationSeconds,
   };
   const memory = new RateLimiterMemory(base);
-  if (!options.redis) return { spec, message, primary: memory };
-  return {
+  const fixed = {
     spec,
     message,
+    policy: `${spec.points};w=${spec.durationSeconds}`,
+    limit: String(spec.points),
+  };
+  if (!options.redis) return { ...fixed, primary: memory };
+  return {
+    ...fixed,
     primary: new RateLimiterRedis({ ...base, storeClient: options.redis }),
     fallback: memory,
   };
 }
 
 type Decision = { res: RateLimiterRes; limited: boolean };
+/** Callback style on the hot path: no promise and no microtask per layer (docs/performance.md). */
+type Decided = (error: unknown, decision?: Decision) => void;
 
-function headersFor(spec: LimitSpec, res: RateLimiterRes): Record<string, string> {
+/** The RateLimit-* headers of one decision; the policy and the limit are the limiter's own. */
+function headersFor(limiter: Limiter, res: RateLimiterRes): Record<string, string> {
   return {
-    'RateLimit-Policy': `${spec.points};w=${spec.durationSeconds}`,
-    'RateLimit-Limit': String(spec.points),
+    'RateLimit-Policy': limiter.policy,
+    'RateLimit-Limit': limiter.limit,
     'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
     'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
   };
@@ -80,13 +91,12 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
   let lastFallbackLog = 0;
   let redisSkippedUntil = 0;
 
-  async function decide(limiter: RateLimiterAbstract, request: FastifyRequest): Promise<Decision> {
-    try {
-      return { res: await limiter.consume(request.ip), limited: false };
-    } catch (outcome) {
-      if (outcome instanceof RateLimiterRes) return { res: outcome, limited: true };
-      throw outcome;
-    }
+  function decide(limiter: RateLimiterAbstract, request: FastifyRequest, then: Decided): void {
+    limiter.consume(request.ip).then(
+      (res) => then(undefined, { res, limited: false }),
+      (outcome) =>
+        outcome instanceof RateLimiterRes ? then(undefined, { res: outcome, limited: true }) : then(outcome),
+    );
   }
 
   /**
@@ -100,9 +110,21 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
    * The shared epoch is read after every request that uses it had arrived, which is what the caller
    * cache's guarantee asks (services/auth/caller-cache.ts).
    */
-  type Waiter = { resolve(decision: Decision): void; reject(error: unknown): void };
-  let turn: Map<Limiter, Map<string, Waiter[]>> | undefined;
+  let turn: Map<Limiter, Map<string, Decided[]>> | undefined;
   let epochWaiters: ((reading: EpochReading | undefined) => void)[] = [];
+
+  /**
+   * Goes on with one request of the turn: into the next hook and on through Fastify's pipeline, in
+   * this callback. Fastify catches what its hooks and handlers throw; should anything else throw, the
+   * requests after this one must still go on, and the error must not become an unhandled rejection.
+   */
+  function resume(next: () => void): void {
+    try {
+      next();
+    } catch (error) {
+      app.log.error({ err: error }, 'rate limit: a request could not go on after its decision');
+    }
+  }
 
   function takeTurn(): void {
     const batches = turn!;
@@ -114,7 +136,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     try {
       if (epochs.length > 0) {
         const settle = (reading: EpochReading | undefined) => {
-          for (const waiter of epochs) waiter(reading);
+          for (const waiter of epochs) resume(() => waiter(reading));
         };
         options.readEpoch!().then(settle, () => settle(undefined));
       }
@@ -126,7 +148,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
   }
 
-  function consumeTogether(limiter: Limiter, key: string, waiters: Waiter[]): void {
+  function consumeTogether(limiter: Limiter, key: string, waiters: Decided[]): void {
     const k = waiters.length;
     const share = (total: RateLimiterRes) => {
       waiters.forEach((waiter, i) => {
@@ -137,12 +159,12 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
           consumed,
           total.isFirstInDuration && i === 0,
         );
-        waiter.resolve({ res, limited: consumed > limiter.spec.points });
+        resume(() => waiter(undefined, { res, limited: consumed > limiter.spec.points }));
       });
     };
     const fail = (outcome: unknown) => {
       if (outcome instanceof RateLimiterRes) return share(outcome);
-      for (const waiter of waiters) waiter.reject(outcome);
+      for (const waiter of waiters) resume(() => waiter(outcome));
     };
     try {
       limiter.primary.consume(key, k).then(share, fail);
@@ -151,7 +173,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
   }
 
-  function decideInTurn(limiter: Limiter, key: string): Promise<Decision> {
+  function decideInTurn(limiter: Limiter, key: string, then: Decided): void {
     if (!turn) {
       turn = new Map();
       setImmediate(takeTurn);
@@ -161,69 +183,89 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
       byKey = new Map();
       turn.set(limiter, byKey);
     }
-    let waiters = byKey.get(key);
-    if (!waiters) {
-      waiters = [];
-      byKey.set(key, waiters);
-    }
-    const queue = waiters;
-    return new Promise<Decision>((resolve, reject) => queue.push({ resolve, reject }));
+    const waiters = byKey.get(key);
+    if (waiters) waiters.push(then);
+    else byKey.set(key, [then]);
   }
 
   /** The shared decision, and for the global limiter the caller-cache epoch read in the same turn. */
-  async function decideShared(limiter: Limiter, request: FastifyRequest): Promise<Decision> {
-    const decided = decideInTurn(limiter, request.ip);
+  function decideShared(limiter: Limiter, request: FastifyRequest, then: Decided) {
     // Only a request that presents a token can use the caller cache (the webhook key never does).
     if (limiter !== global || !options.readEpoch || request.headers.authorization === undefined)
-      return decided;
-    const epoch = new Promise<EpochReading | undefined>((resolve) => epochWaiters.push(resolve));
-    const decision = await decided;
-    request.authEpoch = await epoch;
-    return decision;
+      return decideInTurn(limiter, request.ip, then);
+    // Both answers, in whichever order they come: the decision, and the epoch (undefined when it
+    // could not be read, which sends the caller to the database).
+    let waiting = 2;
+    let failure: unknown;
+    let decided: Decision | undefined;
+    const arrived = () => {
+      if (--waiting === 0) then(failure, decided);
+    };
+    epochWaiters.push((reading) => {
+      request.authEpoch = reading;
+      arrived();
+    });
+    decideInTurn(limiter, request.ip, (error, decision) => {
+      failure = error;
+      decided = decision;
+      arrived();
+    });
   }
 
-  async function consume(limiter: Limiter, request: FastifyRequest) {
-    if (!limiter.fallback) return decide(limiter.primary, request);
-    if (Date.now() >= redisSkippedUntil) {
-      try {
-        return await decideShared(limiter, request);
-      } catch (error) {
-        redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
-        if (Date.now() - lastFallbackLog > 10_000) {
-          lastFallbackLog = Date.now();
-          request.log.warn(
-            { err: error },
-            "Redis unreachable: rate limits fall back to this instance's memory",
-          );
-        }
+  function consume(limiter: Limiter, request: FastifyRequest, then: Decided) {
+    const fallback = limiter.fallback;
+    if (!fallback) return decide(limiter.primary, request, then);
+    const inMemory = () => {
+      options.metrics.rateLimitFallback.inc();
+      decide(fallback, request, then);
+    };
+    if (Date.now() < redisSkippedUntil) return inMemory();
+    decideShared(limiter, request, (error, decision) => {
+      if (!error) return then(undefined, decision);
+      redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+      if (Date.now() - lastFallbackLog > 10_000) {
+        lastFallbackLog = Date.now();
+        request.log.warn(
+          { err: error },
+          "Redis unreachable: rate limits fall back to this instance's memory",
+        );
       }
-    }
-    options.metrics.rateLimitFallback.inc();
-    return decide(limiter.fallback, request);
+      inMemory();
+    });
   }
 
-  async function apply(limiter: Limiter, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { res, limited } = await consume(limiter, request);
-    const headers = headersFor(limiter.spec, res);
-    reply.headers(headers);
-    if (limited) {
+  /** Decides, sets the RateLimit-* headers, and passes on a 429 as the error. */
+  function apply(
+    limiter: Limiter,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    then: (error?: unknown) => void,
+  ) {
+    consume(limiter, request, (error, decision) => {
+      if (error) return then(error);
+      const { res, limited } = decision!;
+      const headers = headersFor(limiter, res);
+      reply.headers(headers);
+      if (!limited) return then();
       options.metrics.rejections.inc({ reason: 'rate_limit' });
       const retry = { ...headers, 'Retry-After': headers['RateLimit-Reset']! };
-      throw new AppError(429, ErrorLabel.tooManyRequests, limiter.message, undefined, retry);
-    }
+      then(new AppError(429, ErrorLabel.tooManyRequests, limiter.message, undefined, retry));
+    });
   }
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     // Decide by the matched route, never the raw URL: the router decodes `/v1/oauth/%74oken` to the
     // token endpoint, and a raw-string compare would let that spelling skip the token budget.
     // Fastify builds `routeOptions` afresh on each read: read once.
     const { url: route, config } = request.routeOptions;
-    if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return;
+    if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return done();
     // A provider callback under its right path token (routes/daraja-callbacks.ts): a wrong token is
     // limited like any unknown path.
-    if (config?.rateLimitExempt?.(request)) return;
-    await apply(global, request, reply);
-    // Token attempts count against both budgets; the token limiter's headers replace the global ones.
-    if (request.method === 'POST' && route === TOKEN_PATH) await apply(token, request, reply);
+    if (config?.rateLimitExempt?.(request)) return done();
+    apply(global, request, reply, (error) => {
+      // Token attempts count against both budgets; the token limiter's headers replace the global ones.
+      if (error || request.method !== 'POST' || route !== TOKEN_PATH) return done(error as Error | undefined);
+      apply(token, request, reply, (tokenError) => done(tokenError as Error | undefined));
+    });
   });
 }
