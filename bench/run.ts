@@ -146,17 +146,25 @@ function signPool(count: number, make: (i: number) => PreparedRequest) {
   return { pool, signing: { requests: count, perSecond: count / ((performance.now() - began) / 1000) } };
 }
 
-/** A short pilot (also the warm-up) finds the rate; then a pool lasting about SECONDS, each sent once. */
+/** Seconds of load before a signed scenario's measured run: as long as scenario 2's warm-up. */
+const WARM_SECONDS = 2;
+
+/**
+ * A short pilot finds the rate; a warm-up of about WARM_SECONDS follows, as scenario 2 has, so that
+ * V8 has compiled the request path before the measured run (the pilot alone, 1,000 requests, left
+ * a sixth of the run's CPU to compiling: docs/performance.md, "A warm-up as long as the key
+ * route's"); then a pool lasting about SECONDS, each request sent once.
+ */
 async function signedScenario(server: Child, expectStatus: number, make: (i: number) => PreparedRequest) {
   const load = { url: server.baseUrl, pid: server.pid, connections: CONNECTIONS, expectStatus };
   const pilot = await runLoad({ ...load, pool: signPool(CONNECTIONS * 20, make).pool });
   if (pilot.errors > 0) throw new Error(`pilot answered ${JSON.stringify(pilot.statuses)}`);
-  // The pilot runs cold (JIT, pool connections): 1.5x its rate lasts about SECONDS once warm.
-  const size = Math.max(
-    CONNECTIONS * 40,
-    Math.ceil((pilot.throughput * SECONDS * 1.5) / CONNECTIONS) * CONNECTIONS,
-  );
-  const { pool, signing } = signPool(size, make);
+  // The pilot runs cold (JIT, pool connections): 1.5x its rate lasts about as long once warm.
+  const lasting = (seconds: number) =>
+    Math.max(CONNECTIONS * 40, Math.ceil((pilot.throughput * seconds * 1.5) / CONNECTIONS) * CONNECTIONS);
+  const warm = await runLoad({ ...load, pool: signPool(lasting(WARM_SECONDS), make).pool });
+  if (warm.errors > 0) throw new Error(`warm-up answered ${JSON.stringify(warm.statuses)}`);
+  const { pool, signing } = signPool(lasting(SECONDS), make);
   return { ...(await runLoad({ ...load, pool })), signing };
 }
 
