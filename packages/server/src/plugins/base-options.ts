@@ -20,7 +20,7 @@ export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean 
     routerOptions: { maxParamLength: 1000 },
     // Errors Fastify raises before any hook (a malformed URL) still get a request id and a spec shape.
     frameworkErrors: (error, request, reply) => {
-      reply.header('X-Request-Id', request.id);
+      reply.header('x-request-id', request.id);
       request.log.info({ code: error.code }, 'request refused by the router');
       void (reply as FastifyReply)
         .code(400)

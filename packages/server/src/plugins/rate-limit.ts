@@ -74,13 +74,17 @@ type Decision = { res: RateLimiterRes; limited: boolean };
 /** Callback style on the hot path: no promise and no microtask per layer (docs/performance.md). */
 type Decided = (error: unknown, decision?: Decision) => void;
 
-/** The RateLimit-* headers of one decision; the policy and the limit are the limiter's own. */
+/**
+ * The RateLimit-* headers of one decision; the policy and the limit are the limiter's own. Named in
+ * lower case, as they go on the wire: Fastify lower-cases every name it is given, and a name that
+ * is already lower case costs no new string on each request (docs/performance.md, "Header names").
+ */
 function headersFor(limiter: Limiter, res: RateLimiterRes): Record<string, string> {
   return {
-    'RateLimit-Policy': limiter.policy,
-    'RateLimit-Limit': limiter.limit,
-    'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
-    'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
+    'ratelimit-policy': limiter.policy,
+    'ratelimit-limit': limiter.limit,
+    'ratelimit-remaining': String(Math.max(0, res.remainingPoints)),
+    'ratelimit-reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
   };
 }
 
@@ -248,7 +252,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
       reply.headers(headers);
       if (!limited) return then();
       options.metrics.rejections.inc({ reason: 'rate_limit' });
-      const retry = { ...headers, 'Retry-After': headers['RateLimit-Reset']! };
+      const retry = { ...headers, 'retry-after': headers['ratelimit-reset']! };
       then(new AppError(429, ErrorLabel.tooManyRequests, limiter.message, undefined, retry));
     });
   }

@@ -14,7 +14,7 @@ export function installRequestId(app: FastifyInstance): void {
   // Callback style, like every hook that awaits nothing: an async hook costs a promise and a
   // microtask per request (docs/performance.md, "Hooks that await nothing").
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
+    reply.header('x-request-id', request.id);
     done();
   });
 }
