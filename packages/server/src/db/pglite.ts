@@ -35,16 +35,19 @@ export class NamingPGlite extends PGlite {
   /** The parameter types of each statement prepared in this session, by name. */
   readonly #prepared = new Map<string, number[]>();
   /**
-   * A query's own parsers (drizzle passes nine with every query) over the session's, by the query's
-   * options object. PGlite merges them per query by spreading both maps: 318 entries, ~65 µs, as
-   * much as a whole named select (docs/performance.md). Here the query's parsers sit on an object
-   * whose prototype is the session's map: built once per options object, and what PGlite adds to
-   * its map later (array types) is still seen.
+   * A query's own parsers (drizzle passes nine with every query) over the session's. PGlite merges
+   * them per query by spreading both maps: 318 entries, ~65 µs, as much as a whole named select
+   * (docs/performance.md). Here the query's parsers sit on an object whose prototype is the
+   * session's map, so what PGlite adds to its map later (array types) is still seen. Built per
+   * query: drizzle makes a new options object for every query, so there is nothing to keep.
    */
-  readonly #parsing = new WeakMap<
-    QueryOptions,
-    { parsers: Record<number, unknown>; options: QueryOptions }
-  >();
+  #parsingFor(options: QueryOptions | undefined) {
+    if (!options?.parsers) return { parsers: this.parsers, options };
+    return {
+      parsers: Object.assign(Object.create(this.parsers) as Record<number, unknown>, options.parsers),
+      options: { ...options, parsers: undefined },
+    };
+  }
 
   static async open(dataDir: string, options: PGliteOptions): Promise<NamingPGlite> {
     const db = new NamingPGlite(dataDir, options);
@@ -75,19 +78,6 @@ export class NamingPGlite extends PGlite {
       });
       return callback(named);
     });
-  }
-
-  #parsingFor(options: QueryOptions | undefined) {
-    if (!options?.parsers) return { parsers: this.parsers, options };
-    let parsing = this.#parsing.get(options);
-    if (!parsing) {
-      parsing = {
-        parsers: Object.assign(Object.create(this.parsers) as Record<number, unknown>, options.parsers),
-        options: { ...options, parsers: undefined },
-      };
-      this.#parsing.set(options, parsing);
-    }
-    return parsing;
   }
 
   #nameOf(text: string, params: unknown[] | undefined, options: QueryOptions | undefined) {
