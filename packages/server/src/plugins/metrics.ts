@@ -181,19 +181,17 @@ export class RequestTally {
         }
       },
     });
-    const name = 'http_request_duration_seconds';
-    const help = 'HTTP request latency';
-    const latency = {
-      name,
-      help,
+    const about = {
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency',
       type: 'histogram',
       aggregator: 'sum',
+    };
+    const latency = {
+      ...about,
       get: async () => ({
-        name,
-        help,
-        type: 'histogram',
-        aggregator: 'sum',
-        values: [...cells()].flatMap((cell) => histogramValues(name, cell)),
+        ...about,
+        values: [...cells()].flatMap((cell) => histogramValues(about.name, cell)),
       }),
       reset: () => this.#routes.clear(),
     };

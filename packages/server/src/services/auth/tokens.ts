@@ -22,9 +22,10 @@ export type TokenCheck =
  * A partner sends the same token with every request for an hour, so the verifier keeps what it
  * verified (fast-jwt's own cache, 1,000 tokens, keyed by a hash of the whole token): a token seen
  * before costs one SHA-256 instead of decoding, an HMAC and the claims' checks (~1.9 µs of CPU
- * against ~4.8 µs in a loop: docs/performance.md, "Tokens verified once"). An entry lasts no longer than the token's
- * `exp`, so an expired token is refused as before; failures are not kept. Revocation is not the
- * token's business: the caller check by `jti` follows on every request (plugins/auth.ts).
+ * against ~4.8 µs in a loop: docs/performance.md, "Tokens verified once"). An entry lasts no
+ * longer than the token's `exp`, so an expired token is refused as before; failures are not kept.
+ * Revocation is not the token's business: the caller check by `jti` follows on every request
+ * (plugins/auth.ts).
  */
 export function createTokenCodec(secret: string) {
   const sign = createSigner({ key: secret, algorithm: 'HS256' });
