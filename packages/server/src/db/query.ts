@@ -65,3 +65,50 @@ export function assignments<Patch extends object>(
     .filter((field) => patch[field] !== undefined)
     .map((field) => sql`${columns[field]} = ${sql.param(patch[field])}`);
 }
+
+/**
+ * Reads of one row by key, coalesced per event-loop turn: every key asked for during a turn is read
+ * by one statement, `statement(keys)`, sent when the turn ends (`setImmediate`, the check phase, after
+ * the requests that the turn's I/O resumed have all asked). Each caller gets the row whose key
+ * (`keyOf`) is the one it asked for, or undefined; keys asked twice share a row. A failed statement
+ * fails every read of its turn, as each would have failed alone.
+ *
+ * Exact as a read of its own: the statement is sent after every read it answers was asked, so it
+ * sees everything committed before any of them asked (docs/performance.md, "Reads coalesced per
+ * turn"). Under load, one statement and one round trip serve a turn's requests instead of one each.
+ */
+export function coalescedReader<Key, Row>(
+  q: Queryable,
+  statement: (keys: Key[]) => SQL,
+  keyOf: (key: Key) => string,
+  rowKey: (row: Row) => string,
+): (key: Key) => Promise<Row | undefined> {
+  type Waiter = { resolve: (row: Row | undefined) => void; reject: (error: unknown) => void };
+  let turn: Map<string, { key: Key; waiters: Waiter[] }> | undefined;
+
+  const flush = () => {
+    const batch = turn!;
+    turn = undefined;
+    rows<Row>(q, statement(Array.from(batch.values(), (entry) => entry.key))).then(
+      (found) => {
+        const byKey = new Map(found.map((row) => [rowKey(row), row]));
+        for (const [key, entry] of batch) for (const w of entry.waiters) w.resolve(byKey.get(key));
+      },
+      (error) => {
+        for (const entry of batch.values()) for (const w of entry.waiters) w.reject(error);
+      },
+    );
+  };
+
+  return (key) =>
+    new Promise<Row | undefined>((resolve, reject) => {
+      if (turn === undefined) {
+        turn = new Map();
+        setImmediate(flush);
+      }
+      const id = keyOf(key);
+      const entry = turn.get(id);
+      if (entry) entry.waiters.push({ resolve, reject });
+      else turn.set(id, { key, waiters: [{ resolve, reject }] });
+    });
+}

@@ -18,7 +18,7 @@ import {
   respondCreated,
 } from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
-import { getCustomer } from '../services/customers/get.ts';
+import { customerReader } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
 import { updateCustomer } from '../services/customers/update.ts';
 import type { RouteDeps } from './deps.ts';
@@ -33,6 +33,7 @@ type ById = { Params: { id: string } };
 /** The Customers resource; every query is scoped to the token's organization. */
 export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
+  const getCustomer = customerReader(db);
 
   app.post<{ Body: CustomerCreate }>(
     '/customers',
@@ -56,7 +57,7 @@ export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   );
 
   app.get<ById>('/customers/:id', { schema: { params: customerIdParamsSchema } }, async (request) => {
-    const data = await getCustomer({ db, organizationId: organizationOf(request), id: request.params.id });
+    const data = await getCustomer({ organizationId: organizationOf(request), id: request.params.id });
     if (!data) throw customerNotFound();
     return { data };
   });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customerReader } from '../../src/services/customers/get.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
+import { countingStatements } from '../support/counting-db.ts';
 import { createPartner, signedHeaders, signedInject } from '../support/partner.ts';
 import { createCustomerViaApi, invalid, NONEXISTENT_ID, NOT_FOUND_BODY } from './helpers.ts';
 
@@ -73,5 +75,39 @@ describe.each(STORES)('GET /v1/customers/{id} on %s', (store) => {
     });
     expect(replayedElsewhere.statusCode).toBe(401);
     expect(replayedElsewhere.json().message).toBe('Signature verification failed');
+  });
+
+  // services/customers/get.ts reads a turn's customers in one statement (db/query.ts, coalescedReader).
+  it("security: in one statement, each organization finds its own customers and never another's", async () => {
+    const a = await createPartner(t);
+    const b = await createPartner(t);
+    const ofA = await createCustomerViaApi(t, a);
+    const ofB = await createCustomerViaApi(t, b, { firstName: 'Baraka' });
+    const { q, count } = countingStatements(t.ctx.database.db);
+    const read = customerReader(q);
+    const found = await Promise.all([
+      read({ organizationId: a.organizationId, id: ofA.id }),
+      read({ organizationId: b.organizationId, id: ofA.id }),
+      read({ organizationId: b.organizationId, id: ofB.id }),
+      read({ organizationId: a.organizationId, id: ofB.id }),
+      read({ organizationId: a.organizationId, id: NONEXISTENT_ID }),
+    ]);
+    expect(count()).toBe(1);
+    expect(found).toEqual([ofA, undefined, ofB, undefined, undefined]);
+  });
+
+  it('many GETs at once, from two organizations, each answered as alone', async () => {
+    const a = await createPartner(t);
+    const b = await createPartner(t);
+    const ofA = await createCustomerViaApi(t, a);
+    const get = (p: typeof a, id: string) =>
+      signedInject(t.app, p, { method: 'GET', url: `/v1/customers/${id}` });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? get(a, ofA.id) : get(b, ofA.id))),
+    );
+    answers.forEach((res, i) => {
+      if (i % 2 === 0) expect(res.json()).toEqual({ data: ofA });
+      else expect([res.statusCode, res.json()]).toEqual([404, NOT_FOUND_BODY]);
+    });
   });
 });

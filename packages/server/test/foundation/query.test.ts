@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/client.ts';
-import { dateOf, one, rows, run } from '../../src/db/query.ts';
+import { coalescedReader, dateOf, one, rows, run } from '../../src/db/query.ts';
 import { POSTGRES_SKIP_REASON } from '../support/app.ts';
+import { countingStatements } from '../support/counting-db.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 if (!DATABASE_URL) console.info(`db/query.ts on PostgreSQL: ${POSTGRES_SKIP_REASON}`);
@@ -60,5 +61,44 @@ describe.each(stores)('db/query.ts on %s', (store) => {
       return { changed, all, none };
     });
     expect(found).toEqual({ changed: 3, all: [{ id: 2 }, { id: 3 }], none: undefined });
+  });
+
+  type Pair = { n: number; label: string };
+  const pairs = (keys: number[]) =>
+    sql`select n, 'row ' || n as label from unnest(${sql.param(keys)}::int[]) as k(n) where n < 100`;
+
+  it('coalescedReader: the reads of one turn in one statement, each answered its own row', async () => {
+    const { q, count } = countingStatements(database.db);
+    const read = coalescedReader<number, Pair>(q, pairs, String, (row) => String(row.n));
+    // Asked in one turn: 3 twice, and 500, which the statement finds no row for.
+    const turn = await Promise.all([read(1), read(3), read(3), read(500), read(2)]);
+    expect(turn).toEqual([
+      { n: 1, label: 'row 1' },
+      { n: 3, label: 'row 3' },
+      { n: 3, label: 'row 3' },
+      undefined,
+      { n: 2, label: 'row 2' },
+    ]);
+    expect(count()).toBe(1);
+    // The next turn is a statement of its own.
+    expect(await read(7)).toEqual({ n: 7, label: 'row 7' });
+    expect(count()).toBe(2);
+  });
+
+  it('coalescedReader: a failed statement fails every read of its turn, and only that turn', async () => {
+    const { q, count } = countingStatements(database.db);
+    let fail = true;
+    const read = coalescedReader<number, Pair>(
+      q,
+      (keys) =>
+        fail ? sql`select n from no_such_table where n = any(${sql.param(keys)}::int[])` : pairs(keys),
+      String,
+      (row) => String(row.n),
+    );
+    const turn = await Promise.allSettled([read(1), read(2)]);
+    expect(turn.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(count()).toBe(1);
+    fail = false;
+    expect(await read(1)).toEqual({ n: 1, label: 'row 1' });
   });
 });
