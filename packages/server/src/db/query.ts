@@ -86,18 +86,18 @@ export function coalescedReader<Key, Row>(
   type Waiter = { resolve: (row: Row | undefined) => void; reject: (error: unknown) => void };
   let turn: Map<string, { key: Key; waiters: Waiter[] }> | undefined;
 
-  const flush = () => {
+  // Never rejects: whatever fails (building the statement, running it, keying its rows) fails
+  // the turn's reads instead of escaping the check phase; a read already answered stays answered.
+  const flush = async () => {
     const batch = turn!;
     turn = undefined;
-    rows<Row>(q, statement(Array.from(batch.values(), (entry) => entry.key))).then(
-      (found) => {
-        const byKey = new Map(found.map((row) => [rowKey(row), row]));
-        for (const [key, entry] of batch) for (const w of entry.waiters) w.resolve(byKey.get(key));
-      },
-      (error) => {
-        for (const entry of batch.values()) for (const w of entry.waiters) w.reject(error);
-      },
-    );
+    try {
+      const found = await rows<Row>(q, statement(Array.from(batch.values(), (entry) => entry.key)));
+      const byKey = new Map(found.map((row) => [rowKey(row), row]));
+      for (const [key, entry] of batch) for (const w of entry.waiters) w.resolve(byKey.get(key));
+    } catch (error) {
+      for (const entry of batch.values()) for (const w of entry.waiters) w.reject(error);
+    }
   };
 
   return (key) =>

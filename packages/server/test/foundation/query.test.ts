@@ -101,4 +101,23 @@ describe.each(stores)('db/query.ts on %s', (store) => {
     fail = false;
     expect(await read(1)).toEqual({ n: 1, label: 'row 1' });
   });
+
+  it('coalescedReader: a statement that cannot be built, or rows that cannot be keyed, fail the turn', async () => {
+    const unbuildable = coalescedReader<number, Pair>(
+      database.db,
+      () => {
+        throw new Error('no statement');
+      },
+      String,
+      (row) => String(row.n),
+    );
+    const unkeyable = coalescedReader<number, Pair>(database.db, pairs, String, () => {
+      throw new Error('no key');
+    });
+    const turn = await Promise.allSettled([unbuildable(1), unkeyable(1)]);
+    expect(turn).toEqual([
+      { status: 'rejected', reason: new Error('no statement') },
+      { status: 'rejected', reason: new Error('no key') },
+    ]);
+  });
 });
