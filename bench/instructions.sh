@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per request of one unauthenticated route, counted by valgrind's callgrind: the same
+# Instructions per request of one route, counted by valgrind's callgrind: the same
 # count for the same code whatever else the machine is doing, so a change of a few per cent shows
 # (docs/performance.md, "Counting instructions"). Not part of `npm run bench`: under valgrind the
 # server runs ~20 times slower, and instructions are not CPU time (the kernel's share and the
@@ -7,6 +7,7 @@
 #
 #   npm run build && bench/instructions.sh                 # GET /v1/webhooks/key, PostgreSQL + Redis
 #   bench/instructions.sh --minimal                        # the bare Fastify ceiling (bench/minimal-fastify.ts)
+#   bench/instructions.sh --signed                         # signed GET /v1/customers/{id} (bench/instructions-signed.ts)
 #   REQUESTS=8000 bench/instructions.sh                    # more requests: less variation (default 8000)
 #   SERVER_ENV="LOG_LEVEL=warn" bench/instructions.sh      # extra settings for the server
 #
@@ -14,6 +15,9 @@
 # REDIS_URL, with its payment and webhook workers' passes 10 minutes apart: an idle pass is work per
 # second, not per request, and under valgrind a second holds few requests. It is warmed with 20,000
 # requests before counting starts. Prints the main thread's count per request and all threads'.
+# With --signed, a bench partner and 100 customers are made through the API first, and every
+# request is a signed GET sent once, as in scenario 1; PostgreSQL's and Redis's own work is not
+# counted (they are other processes), only the server's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
@@ -33,13 +37,15 @@ if [[ "${1:-}" == "--minimal" ]]; then
   PORT=$PORT "${VALGRIND[@]}" node --import tsx bench/minimal-fastify.ts >"$OUT/server.log" 2>&1 &
 else
   ROUTE=/v1/webhooks/key
+  [[ "${1:-}" == "--signed" ]] && ROUTE="/v1/customers/{id}, signed"
+  ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
   DB="instructions_$$"
   BASE=${DATABASE_URL%/*}
   psql -q "$DATABASE_URL" -c "CREATE DATABASE $DB" >/dev/null
   trap 'psql -q "$DATABASE_URL" -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true' EXIT
   mkdir -p "$OUT/data"
   # shellcheck disable=SC2086 # SERVER_ENV is a list of NAME=value words
-  env DATA_DIR="$OUT/data" ADMIN_TOKEN="$(head -c 24 /dev/urandom | base64 | tr -d '/+=')" LOG_LEVEL=info \
+  env DATA_DIR="$OUT/data" ADMIN_TOKEN="$ADMIN_TOKEN" LOG_LEVEL=info \
     TRUST_PROXY=127.0.0.1 RATE_LIMIT_GLOBAL=1000000000/60s RATE_LIMIT_TOKEN=1000000000/900s \
     PUBLIC_BASE_URL="http://127.0.0.1:$PORT" PORT=$PORT ADMIN_PORT=$((PORT + 1)) \
     DATABASE_URL="$BASE/$DB" REDIS_URL="$REDIS_URL" \
@@ -47,16 +53,23 @@ else
     "${VALGRIND[@]}" node packages/cli/dist/partner-api.js serve >"$OUT/server.log" 2>&1 &
 fi
 PID=$!
-URL="http://127.0.0.1:$PORT$ROUTE"
+URL="http://127.0.0.1:$PORT${ROUTE%%,*}"
+READY_URL="http://127.0.0.1:$PORT/healthz"
+[[ "$ROUTE" == /key ]] && READY_URL=$URL
 for _ in $(seq 1 300); do
-  curl -sf -o /dev/null "$URL" && break
+  curl -sf -o /dev/null "$READY_URL" && break
   kill -0 "$PID" 2>/dev/null || { tail -20 "$OUT/server.log" >&2; exit 1; }
   sleep 1
 done
-npx autocannon -c 10 -a "$WARM" "$URL" >/dev/null 2>&1
-callgrind_control -i on "$PID" >/dev/null 2>&1
-npx autocannon -c 10 -a "$REQUESTS" "$URL" 2>&1 | grep -E 'requests in' || true
-callgrind_control -i off "$PID" >/dev/null 2>&1
+if [[ "$ROUTE" == *signed ]]; then
+  npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
+    "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS"
+else
+  npx autocannon -c 10 -a "$WARM" "$URL" >/dev/null 2>&1
+  callgrind_control -i on "$PID" >/dev/null 2>&1
+  npx autocannon -c 10 -a "$REQUESTS" "$URL" 2>&1 | grep -E 'requests in' || true
+  callgrind_control -i off "$PID" >/dev/null 2>&1
+fi
 kill "$PID"
 wait "$PID" 2>/dev/null || true
 main=$(awk '/^totals:/ {print $2}' "$OUT/cg.out-01")
