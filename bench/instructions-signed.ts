@@ -1,6 +1,6 @@
 /**
  * The load of `bench/instructions.sh --signed`: a bench partner of the server under callgrind, 100
- * customers created through the API, then signed GET /v1/customers/{id} as scenario 1 sends them,
+ * customers created through the API as `npm run bench` creates them, then signed GET /v1/customers/{id} as scenario 1 sends them,
  * each request signed beforehand and sent once. Counting is switched on (`callgrind_control -i on`)
  * after the warm-up and off after the counted requests. Each phase is signed just before it runs:
  * under valgrind a phase lasts minutes, and a signature is valid for 300 s.
@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { runLoad } from './lib/load.ts';
-import { createBenchPartner, send, signed } from './lib/partner.ts';
+import { createBenchPartner, createCustomers, signed } from './lib/partner.ts';
 
 const [baseUrl = '', adminUrl = '', adminToken = '', pidText, warmText, requestsText] = process.argv.slice(2);
 if (!baseUrl || !adminUrl || !adminToken || !pidText || !warmText || !requestsText) {
@@ -23,16 +23,7 @@ const partner = await createBenchPartner(
   { 'x-forwarded-for': '198.18.0.1' },
 );
 
-const customerIds: string[] = [];
-for (let i = 0; i < 100; i++) {
-  const created = await send(
-    partner,
-    signed(partner, 'POST', '/v1/customers', { firstName: 'Count', lastName: `Signed ${i}` }),
-  );
-  const id = created.json?.data?.id;
-  if (created.status !== 201 || !id) throw new Error(`customer create answered ${created.status}`);
-  customerIds.push(id);
-}
+const customerIds = await createCustomers(partner, 100);
 
 /** `count` signed GETs over the 100 customers, 10 connections as the key route's count uses. */
 async function load(count: number) {

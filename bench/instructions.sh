@@ -22,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
 
+MODE=${1:-}
 REQUESTS=${REQUESTS:-8000}
 WARM=${WARM:-20000}
 DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
@@ -32,12 +33,12 @@ PORT=$((30000 + RANDOM % 20000))
 export HOST=127.0.0.1
 VALGRIND=(valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no "--callgrind-out-file=$OUT/cg.out")
 
-if [[ "${1:-}" == "--minimal" ]]; then
+if [[ "$MODE" == --minimal ]]; then
   ROUTE=/key
   PORT=$PORT "${VALGRIND[@]}" node --import tsx bench/minimal-fastify.ts >"$OUT/server.log" 2>&1 &
 else
   ROUTE=/v1/webhooks/key
-  [[ "${1:-}" == "--signed" ]] && ROUTE="/v1/customers/{id}, signed"
+  [[ "$MODE" == --signed ]] && ROUTE="/v1/customers/{id}, signed"
   ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
   DB="instructions_$$"
   BASE=${DATABASE_URL%/*}
@@ -53,15 +54,15 @@ else
     "${VALGRIND[@]}" node packages/cli/dist/partner-api.js serve >"$OUT/server.log" 2>&1 &
 fi
 PID=$!
-URL="http://127.0.0.1:$PORT${ROUTE%%,*}"
+URL="http://127.0.0.1:$PORT$ROUTE"
 READY_URL="http://127.0.0.1:$PORT/healthz"
-[[ "$ROUTE" == /key ]] && READY_URL=$URL
+[[ "$MODE" == --minimal ]] && READY_URL=$URL # the bare Fastify has no /healthz
 for _ in $(seq 1 300); do
   curl -sf -o /dev/null "$READY_URL" && break
   kill -0 "$PID" 2>/dev/null || { tail -20 "$OUT/server.log" >&2; exit 1; }
   sleep 1
 done
-if [[ "$ROUTE" == *signed ]]; then
+if [[ "$MODE" == --signed ]]; then
   npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
     "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS"
 else

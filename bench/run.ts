@@ -60,7 +60,7 @@ import {
   withScratchTable,
 } from './lib/ceilings.ts';
 import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/load.ts';
-import { type BenchPartner, createBenchPartner, send, signed } from './lib/partner.ts';
+import { createBenchPartner, createCustomers, signed } from './lib/partner.ts';
 import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
 import { formatProfile, summariseProfile } from './lib/profile.ts';
 import { countRoundTrips, type RoundTrips } from './lib/round-trips.ts';
@@ -185,28 +185,6 @@ const meanRate = (a: Rate, b: Rate): Rate => ({
 
 const mean = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined ? (a ?? b) : (a + b) / 2;
-
-/** Customers with a number (so they can buy), created through the API twenty at a time. */
-async function createCustomers(partner: BenchPartner, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < count; i = next++) {
-      const res = await send(
-        partner,
-        signed(partner, 'POST', '/v1/customers', {
-          firstName: 'Ussd',
-          lastName: `Bench ${i}`,
-          msisdn: `2547${String(10_000_000 + i).slice(-8)}`,
-        }),
-      );
-      if (res.status !== 201) throw new Error(`customer create: ${res.status} ${res.text}`);
-      ids[i] = res.json?.data?.id as string;
-    }
-  };
-  await Promise.all(Array.from({ length: 20 }, worker));
-  return ids;
-}
 
 /** Scenario 3's ceiling on this store, measured before and after the scenario. */
 async function insertCeiling(
