@@ -27,8 +27,10 @@ export interface Database {
    * no transaction between them, but should not each queue for a connection of their own while the
    * request holds what the first one read (plugins/idempotency.ts, `respondInStatements`). `work`
    * must use only the `db` it is given, or it could wait for a second connection while holding one.
+   * `outsideTransaction` tells whether no transaction block is open on that connection now, so that
+   * a statement sent next commits on its own (services/idempotency/store.ts, `claimInsert`).
    */
-  onOneConnection<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  onOneConnection<T>(work: (db: Db, outsideTransaction: () => boolean) => Promise<T>): Promise<T>;
   kind: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -81,7 +83,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       try {
         // Without the schema: building its relational config costs ~35 µs a call, and no query here
         // uses the relational API (`db.query`); with it, ~0.1 µs.
-        return await work(drizzleNodePg(connection) as unknown as Db);
+        return await work(
+          drizzleNodePg(connection) as unknown as Db,
+          () => connection.getTransactionStatus() === 'I',
+        );
       } finally {
         connection.release();
       }
@@ -106,8 +111,9 @@ async function openPglite(dataDir: string): Promise<Database> {
   await migratePglite(db, { migrationsFolder: MIGRATIONS });
   return {
     db: db as unknown as Db,
-    // One connection is all PGlite has.
-    onOneConnection: (work) => work(db as unknown as Db),
+    // One connection is all PGlite has. While another request's transaction is open this answers
+    // false, which only costs that claim its asynchronous commit.
+    onOneConnection: (work) => work(db as unknown as Db, () => !client.isInTransaction()),
     kind: 'pglite',
     ping: async () => void (await client.query('select 1')),
     close: () => client.close(),

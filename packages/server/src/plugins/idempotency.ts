@@ -62,12 +62,14 @@ async function claimOrAnswer(
   claim: Claim,
   fingerprint = fingerprintOf(request),
 ) {
+  // The pool runs each statement on a connection outside any transaction block: the claim commits alone.
   const outcome = await claimKey(
     ctx.database.db,
     claim,
     fingerprint,
     ctx.config.IDEMPOTENCY_TTL_SECONDS,
     ctx.config.IDEMPOTENCY_LOCK_SECONDS,
+    true,
   );
   return answerOutcome(ctx, request, reply, claim, outcome);
 }
@@ -180,25 +182,39 @@ export async function respondClaimingWithRead(
   const claim = request.idempotencyKey!;
   const fingerprint = fingerprintOf(request);
   const { IDEMPOTENCY_TTL_SECONDS: ttl, IDEMPOTENCY_LOCK_SECONDS: lock } = ctx.config;
-  try {
-    return await respondInStatements(ctx, request, reply, (db, store) => {
-      const read: Read = async <Row>(query: SQL) => {
-        if (request.idempotency) return one<Row>(db, query);
-        const first = await claimWithRead<Row>(db, claim, fingerprint, ttl, lock, query);
-        if (first.claimed) {
-          claimed(ctx, request, claim);
-          return first.row;
-        }
-        const outcome = await claimKey(db, claim, fingerprint, ttl, lock);
-        if (outcome.kind !== 'claimed') throw new KeyAnswered(outcome);
-        claimed(ctx, request, claim);
-        return one<Row>(db, query);
-      };
-      return work(db, store, read).then((result) => {
-        if (!request.idempotency) throw new Error('the work answered without its first read');
-        return result;
-      });
+  let outsideTransaction = () => false;
+  const within = (body: (db: Queryable) => Promise<Settled>) =>
+    ctx.database.onOneConnection((db, outside) => {
+      outsideTransaction = outside;
+      return body(db);
     });
+  try {
+    return await respond(
+      ctx,
+      request,
+      reply,
+      (db, store) => {
+        const read: Read = async <Row>(query: SQL) => {
+          if (request.idempotency) return one<Row>(db, query);
+          // The work's first statement, so none of its transactions is open yet; checked all the same.
+          const alone = outsideTransaction();
+          const first = await claimWithRead<Row>(db, claim, fingerprint, ttl, lock, query, alone);
+          if (first.claimed) {
+            claimed(ctx, request, claim);
+            return first.row;
+          }
+          const outcome = await claimKey(db, claim, fingerprint, ttl, lock, alone);
+          if (outcome.kind !== 'claimed') throw new KeyAnswered(outcome);
+          claimed(ctx, request, claim);
+          return one<Row>(db, query);
+        };
+        return work(db, store, read).then((result) => {
+          if (!request.idempotency) throw new Error('the work answered without its first read');
+          return result;
+        });
+      },
+      within,
+    );
   } catch (error) {
     // Answered by the key's record, after the connection went back to the pool.
     if (!(error instanceof KeyAnswered)) throw error;

@@ -4,12 +4,18 @@
  * semantics stay those of every other mutation: a replay of the same bytes, a 422 for another
  * payload, a 409 while a request holds the key, a crashed request's lock taken over once it expires,
  * an expired record reused, and a 4xx answered after the claim stored and replayed.
+ *
+ * A claim that is a transaction of its own commits without waiting for the WAL flush; the answer's
+ * write, which stores the reply, does wait, and flushes the claim with it (store.ts, `claimInsert`).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.ts';
 import { one, rows } from '../../src/db/query.ts';
+import { claimKey, claimWithRead } from '../../src/services/idempotency/store.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, payloadOf, signedInject } from '../support/partner.ts';
 import { createCustomerViaApi } from './helpers.ts';
@@ -177,6 +183,77 @@ describe.each(STORES)('the key claimed with the first read, on %s', (store) => {
       'true',
     ]);
     expect(await sessions()).toBe(1);
+  });
+
+  const syncCommitAfter = (claim: (tx: Database['db']) => Promise<unknown>) =>
+    t.ctx.database.db.transaction(async (tx) => {
+      await claim(tx);
+      return (await one<{ s: string }>(tx, sql`select current_setting('synchronous_commit') as s`))!.s;
+    });
+
+  it("a claim marked alone skips its transaction's WAL flush, and only that transaction's", async () => {
+    // Observed inside a transaction block, which the product never does with `alone`.
+    const claim = () => ({ credentialId: partner.credentialId, key: randomUUID() });
+    const read = sql`select 1 as one`;
+    expect(await syncCommitAfter((tx) => claimKey(tx, claim(), 'POST /x 0', 60, 60, true))).toBe('off');
+    expect(await syncCommitAfter((tx) => claimKey(tx, claim(), 'POST /x 0', 60, 60, false))).toBe('on');
+    expect(await syncCommitAfter((tx) => claimWithRead(tx, claim(), 'POST /x 0', 60, 60, read, true))).toBe(
+      'off',
+    );
+    expect(await syncCommitAfter((tx) => claimWithRead(tx, claim(), 'POST /x 0', 60, 60, read, false))).toBe(
+      'on',
+    );
+    const after = await one<{ s: string }>(
+      t.ctx.database.db,
+      sql`select current_setting('synchronous_commit') as s`,
+    );
+    expect(after?.s).toBe('on');
+  });
+
+  it('one connection tells whether a transaction block is open on it', async () => {
+    const seen = await t.ctx.database.onOneConnection(async (db, outside) => {
+      const before = outside();
+      const inside = await db.transaction(async (tx) => {
+        await tx.execute(sql`select 1`);
+        return outside();
+      });
+      return [before, inside, outside()];
+    });
+    expect(seen).toEqual([true, false, true]);
+  });
+
+  it("a PATCH's claim commits alone, unflushed; its answer's write waits for the flush", async () => {
+    const customer = await createCustomerViaApi(t, partner);
+    const sent: string[] = [];
+    const dialect = new PgDialect();
+    const database = t.ctx.database;
+    const original = database.onOneConnection;
+    database.onOneConnection = (work) =>
+      original((db, outside) =>
+        work(
+          new Proxy(db, {
+            get: (target, name) =>
+              name === 'execute'
+                ? (query: SQL) => {
+                    sent.push(dialect.sqlToQuery(query).sql);
+                    return target.execute(query);
+                  }
+                : Reflect.get(target, name),
+          }),
+          outside,
+        ),
+      );
+    try {
+      const answered = await patch(customer.id, { lastName: 'Flushed' }, randomUUID());
+      expect(answered.statusCode).toBe(200);
+    } finally {
+      database.onOneConnection = original;
+    }
+    const unflushed = "set_config('synchronous_commit', 'off', true)";
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toContain(unflushed);
+    expect(sent[1]).toContain('update idempotency_keys');
+    expect(sent[1]).not.toContain('synchronous_commit');
   });
 
   it("a USSD move on another organization's session: 403, stored and replayed, the session unmoved", async () => {

@@ -41,6 +41,7 @@ export type ClaimOutcome =
 /**
  * Claims a key atomically: the primary key decides the race, never a check-then-insert. A record
  * past its retention, or a lock left by a crashed request, is taken over by a conditional update.
+ * `alone`: `db` runs each statement as its own transaction (`claimInsert`).
  */
 export async function claimKey(
   db: Queryable,
@@ -48,12 +49,16 @@ export async function claimKey(
   fingerprint: string,
   ttlSeconds: number,
   lockSeconds: number = LOCK_SECONDS,
+  alone = false,
 ): Promise<ClaimOutcome> {
   const match = sql`credential_id = ${claim.credentialId} and key = ${claim.key}`;
   const lockUntil = sql`now() + make_interval(secs => ${lockSeconds})`;
   const expiresAt = sql`now() + make_interval(secs => ${ttlSeconds})`;
   // The common case, once per mutating request: the primary key decides.
-  const inserted = await one<{ key: string }>(db, claimInsert(claim, fingerprint, ttlSeconds, lockSeconds));
+  const inserted = await one<{ key: string }>(
+    db,
+    claimInsert(claim, fingerprint, ttlSeconds, lockSeconds, alone),
+  );
   if (inserted) return { kind: 'claimed' };
 
   const expired = await one<{ key: string }>(
@@ -69,7 +74,7 @@ export async function claimKey(
     sql`select fingerprint, response_status as "responseStatus", response_body as "responseBody",
   response_headers as "responseHeaders" from idempotency_keys where ${match}`,
   );
-  if (!row) return claimKey(db, claim, fingerprint, ttlSeconds, lockSeconds); // deleted between our statements: try again
+  if (!row) return claimKey(db, claim, fingerprint, ttlSeconds, lockSeconds, alone); // deleted between our statements: try again
   const settled = settledBy(row, fingerprint);
   if (settled) return settled;
   const takenOver = await one<{ key: string }>(
@@ -80,11 +85,28 @@ export async function claimKey(
   return takenOver ? { kind: 'claimed' } : { kind: 'in_progress' };
 }
 
-/** The claim's common case: a new key's record, locked; returns the key when the primary key let it in. */
-function claimInsert(claim: Claim, fingerprint: string, ttlSeconds: number, lockSeconds: number): SQL {
+/**
+ * The claim's common case: a new key's record, locked; returns the key when the primary key let it in.
+ *
+ * `alone`: the statement is a transaction of its own (autocommit), and its commit need not wait for
+ * the WAL flush (`synchronous_commit` off for this transaction only; docs/decisions.md, "A claim's
+ * commit"). It is visible to every other session at once, so a duplicate still gets its 409. Nothing
+ * is answered on the claim alone: the request's answer is stored by a later, synchronous commit, and
+ * flushing that commit's WAL flushes the claim's too, which comes before it. If the database
+ * crashes before then, the claim is lost with the request, which was never answered, and the
+ * retry claims the key afresh. Never inside a transaction block: its commit would not wait either.
+ */
+function claimInsert(
+  claim: Claim,
+  fingerprint: string,
+  ttlSeconds: number,
+  lockSeconds: number,
+  alone: boolean,
+): SQL {
+  const source = alone ? sql` from (select set_config('synchronous_commit', 'off', true)) as alone` : sql``;
   return sql`insert into idempotency_keys (credential_id, key, fingerprint, locked_until, expires_at)
-  values (${claim.credentialId}, ${claim.key}, ${fingerprint}, now() + make_interval(secs => ${lockSeconds}),
-    now() + make_interval(secs => ${ttlSeconds}))
+  select ${claim.credentialId}::text, ${claim.key}::text, ${fingerprint}::text,
+    now() + make_interval(secs => ${lockSeconds}), now() + make_interval(secs => ${ttlSeconds})${source}
   on conflict do nothing returning key`;
 }
 
@@ -92,7 +114,8 @@ function claimInsert(claim: Claim, fingerprint: string, ttlSeconds: number, lock
  * A new key's claim and a one-row read in one autocommit statement (one round trip fewer than the
  * claim, then the read). The claim commits with the statement, as `claimKey`'s does, so a duplicate
  * sent later finds the key in flight (409). `row` is the read's row when `claimed`; when not, the key
- * has a record, and `claimKey` decides (replay, 422, 409, or an expired record taken over).
+ * has a record, and `claimKey` decides (replay, 422, 409, or an expired record taken over). `alone`:
+ * as `claimKey`'s.
  */
 export async function claimWithRead<Row>(
   db: Queryable,
@@ -101,10 +124,11 @@ export async function claimWithRead<Row>(
   ttlSeconds: number,
   lockSeconds: number,
   read: SQL,
+  alone: boolean,
 ): Promise<{ claimed: boolean; row: Row | undefined }> {
   const got = await one<{ claimed__: boolean; present__: boolean | null } & Row>(
     db,
-    sql`with claim as (${claimInsert(claim, fingerprint, ttlSeconds, lockSeconds)})
+    sql`with claim as (${claimInsert(claim, fingerprint, ttlSeconds, lockSeconds, alone)})
 select exists (select 1 from claim) as claimed__, r.* from (select 1) as one
 left join (select true as present__, x.* from (${read}) as x) as r on true`,
   );
