@@ -14,7 +14,7 @@ import {
   handleCallback,
 } from '../../../src/services/payments/pipeline/callbacks.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
-import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
+import { runPipelineOnce, SWEEP_LOCK_ID } from '../../../src/services/payments/pipeline/worker.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { createPartner, type Partner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
@@ -200,6 +200,28 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     expect(await exchangesOf(request.id)).toEqual(['request', 'decision', 'query', 'decision']);
     expect(orderId).toBeTruthy();
   });
+
+  it.runIf(store === 'postgres')(
+    'while another instance sweeps, a pass claims its due QUEUED requests and leaves AWAITING ones',
+    async () => {
+      const p = pipeline();
+      const awaiting = await buy(p.deps.registry);
+      await p.run();
+      p.advance(1500);
+      const queued = await buy(p.deps.registry);
+      // The other instance's sweep: its transaction holds the lock while this pass runs.
+      await t.ctx.database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(${SWEEP_LOCK_ID})`);
+        await p.run();
+        expect(await requestOf(queued.transactionId)).toMatchObject({ state: 'AWAITING' });
+        expect(await requestOf(awaiting.transactionId)).toMatchObject({ state: 'AWAITING' });
+      });
+      expect(provider.calls.filter((c) => c.id === awaiting.request.id)).toHaveLength(1);
+      await p.run();
+      expect(await requestOf(awaiting.transactionId)).toMatchObject({ state: 'DONE' });
+      expect(provider.calls.filter((c) => c.id === awaiting.request.id)).toHaveLength(2);
+    },
+  );
 
   it('a request queued within the millisecond a pass reads from its clock is due in that pass', async () => {
     // PostgreSQL writes `default now()` in microseconds, the clock reads whole milliseconds: a queue

@@ -24,11 +24,12 @@ type Selected = Omit<LoadedRequest, 'amount' | 'createdAt'> & {
   createdAt: string;
 };
 
-const SELECT = sql`select r.id, r.transaction_id as "transactionId", r.organization_id as "organizationId",
+/** A request's columns (`r`) with its transaction's (`t`). */
+const COLUMNS = sql`r.id, r.transaction_id as "transactionId", r.organization_id as "organizationId",
   r.adapter, r.operation, r.state, r.attempts, r.provider_ids as "providerIds", r.claimed,
   r.locked_until::text as "lockedUntil", r.created_at::text as "createdAt",
-  t.amount::text as amount, t.currency, t.msisdn, t.status as "transactionStatus"
-  from provider_requests r join transactions t on t.id = r.transaction_id`;
+  t.amount::text as amount, t.currency, t.msisdn, t.status as "transactionStatus"`;
+const SELECT = sql`select ${COLUMNS} from provider_requests r join transactions t on t.id = r.transaction_id`;
 
 const toLoaded = ({ amount, currency, createdAt, ...rest }: Selected): LoadedRequest => ({
   ...rest,
@@ -48,28 +49,50 @@ export async function loadRequest(
   return row && toLoaded(row);
 }
 
+/** A request as its claim left it (SENDING, leased), with the state it had before. */
+export type ClaimedRequest = LoadedRequest & { previousState: RequestState };
+
 /**
  * Claims up to `limit` due requests of one adapter for this worker: each row is taken by one claimer
- * only (`for update skip locked`), marked SENDING with a lease until `leaseUntil`, and returned with
- * the state it had. `awaiting`: the reconciliation sweep's rows (AWAITING and due); else the worker's
- * (QUEUED or UNCERTAIN and due, or SENDING whose lease ran out: a process died mid-call).
+ * only (`for update skip locked`), marked SENDING with a lease until `leaseUntil`, and returned as
+ * `loadRequest` would read it then, with the state it had. `awaiting`: the reconciliation sweep's
+ * rows (AWAITING and due); else the worker's (QUEUED or UNCERTAIN and due, or SENDING whose lease
+ * ran out: a process died mid-call). `onlyWithLock`: claim nothing unless this statement's
+ * transaction wins that advisory lock (`pg_try_advisory_xact_lock`), held until it commits. One
+ * statement: run it on its own, not inside a transaction, or the lock is held until that ends.
  */
 export async function claimDue(
   q: Queryable,
-  input: { adapter: string; limit: number; now: string; leaseUntil: string; awaiting: boolean },
-): Promise<Array<{ id: string; previousState: RequestState }>> {
+  input: {
+    adapter: string;
+    limit: number;
+    now: string;
+    leaseUntil: string;
+    awaiting: boolean;
+    onlyWithLock?: number;
+  },
+): Promise<ClaimedRequest[]> {
   const due = input.awaiting
     ? sql`q.state = 'AWAITING' and ${dueAt(sql`q.next_attempt_at`, input.now)}`
     : sql`((q.state in ('QUEUED', 'UNCERTAIN') and ${dueAt(sql`q.next_attempt_at`, input.now)})
     or (q.state = 'SENDING' and q.locked_until <= ${input.now}::timestamptz))`;
-  return rows<{ id: string; previousState: RequestState }>(
+  const locked = input.onlyWithLock !== undefined;
+  const lock = locked
+    ? sql`sweep as materialized (select pg_try_advisory_xact_lock(${input.onlyWithLock}) as won), `
+    : sql``;
+  const claimed = await rows<Selected & { previousState: RequestState }>(
     q,
-    sql`update provider_requests r set state = 'SENDING', locked_until = ${input.leaseUntil}::timestamptz,
-  updated_at = ${input.now}::timestamptz
-  from (select q.id, q.state from provider_requests q where q.adapter = ${input.adapter} and ${due}
-    order by q.next_attempt_at limit ${input.limit} for update skip locked) due
-  where r.id = due.id returning r.id, due.state as "previousState"`,
+    sql`with ${lock}due as (select q.id, q.state from provider_requests q${locked ? sql`, sweep` : sql``}
+    where ${locked ? sql`sweep.won and ` : sql``}q.adapter = ${input.adapter} and ${due}
+    order by q.next_attempt_at limit ${input.limit} for update of q skip locked),
+  claimed as (update provider_requests r set state = 'SENDING', locked_until = ${input.leaseUntil}::timestamptz,
+    updated_at = ${input.now}::timestamptz
+    from due where r.id = due.id returning r.*, due.state as previous_state)
+select ${COLUMNS}, r.previous_state as "previousState"
+  from claimed r join transactions t on t.id = r.transaction_id
+  order by r.next_attempt_at, r.created_at, r.id`,
   );
+  return claimed.map(({ previousState, ...row }) => ({ ...toLoaded(row), previousState }));
 }
 
 export type StateChange = {

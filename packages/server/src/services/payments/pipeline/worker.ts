@@ -6,6 +6,7 @@ import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
 import { type BreakerState, createBreakers, providerFailed } from './breaker.ts';
 import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
 import {
+  type ClaimedRequest,
   claimDue,
   handBack,
   type LoadedRequest,
@@ -18,7 +19,7 @@ import {
 import { adaptersOf, type PipelineDeps } from './types.ts';
 
 /** Serialises the reconciliation sweep's claims across instances (pg_try_advisory_xact_lock). */
-const SWEEP_LOCK_ID = 7_246_115;
+export const SWEEP_LOCK_ID = 7_246_115;
 
 /** Kinds that only an answering provider gives (an adapter without HTTP exchanges: the simulator). */
 const ANSWERED = new Set(['accepted', 'rejected', 'final', 'pending', 'not-found']);
@@ -107,17 +108,18 @@ async function record(
   return decided?.nudge ?? false;
 }
 
-/** One claimed request: send it, or (it may have gone out) query first. True: run again soon. */
+/**
+ * One claimed request (read by its claim): send it, or (it may have gone out) query first. True: run
+ * again soon.
+ */
 async function processClaimed(
   deps: PipelineDeps,
   adapter: PaymentAdapter,
-  claim: { id: string; previousState: string },
+  request: ClaimedRequest,
   lease: string,
 ): Promise<boolean> {
-  const request = await loadRequest(deps.db, claim.id);
-  if (!request) return false;
   const calls: Calls = [];
-  if (claim.previousState !== 'QUEUED') {
+  if (request.previousState !== 'QUEUED') {
     // UNCERTAIN, AWAITING, or SENDING whose holder died: the request may have reached the provider.
     const answer = await callQuery(deps, adapter, request);
     calls.push({
@@ -154,7 +156,7 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
   const { PAYMENT_WORKER_BATCH: batch, PAYMENT_LEASE_SECONDS: leaseSeconds } = deps.settings;
   const now = deps.clock();
   const lease = new Date(now.getTime() + leaseSeconds * 1000).toISOString();
-  const claims: Array<{ adapter: PaymentAdapter; id: string; previousState: string }> = [];
+  const claims: Array<{ adapter: PaymentAdapter; request: ClaimedRequest }> = [];
   for (const adapter of adaptersOf(deps.registry).values()) {
     const allowed = deps.breakers ? deps.breakers.allowance(adapter.name, batch) : batch;
     if (allowed === 0) continue;
@@ -166,28 +168,23 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
       awaiting: false,
     });
     const room = allowed - mine.length;
+    // The sweep's claim and its lock in one statement: the lock is held while it claims.
     const swept =
       room > 0
-        ? await deps.db.transaction(async (tx) => {
-            const lock = await one<{ ok: boolean }>(
-              tx,
-              sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_ID}) as ok`,
-            );
-            if (!lock?.ok) return [];
-            return claimDue(tx, {
-              adapter: adapter.name,
-              limit: room,
-              now: now.toISOString(),
-              leaseUntil: lease,
-              awaiting: true,
-            });
+        ? await claimDue(deps.db, {
+            adapter: adapter.name,
+            limit: room,
+            now: now.toISOString(),
+            leaseUntil: lease,
+            awaiting: true,
+            onlyWithLock: SWEEP_LOCK_ID,
           })
         : [];
-    for (const c of [...mine, ...swept]) claims.push({ adapter, ...c });
+    for (const request of [...mine, ...swept]) claims.push({ adapter, request });
   }
   const results = await Promise.all(
-    claims.map((c) =>
-      processClaimed(deps, c.adapter, c, lease).catch(async (err: unknown) => {
+    claims.map(({ adapter, request: c }) =>
+      processClaimed(deps, adapter, c, lease).catch(async (err: unknown) => {
         // Handed back after the base backoff rather than held for the whole lease: a passing
         // database failure delays the request by a second, not a minute. The next pass queries
         // first. If the database still refuses, the lease stands and runs out as for a dead worker.
