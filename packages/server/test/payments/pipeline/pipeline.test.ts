@@ -202,7 +202,7 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
   });
 
   it.runIf(store === 'postgres')(
-    'while another instance sweeps, a pass claims its due QUEUED requests and leaves AWAITING ones',
+    'while another instance sweeps, a pass claims its due QUEUED requests and leaves AWAITING ones (a second session: PostgreSQL only)',
     async () => {
       const p = pipeline();
       const awaiting = await buy(p.deps.registry);
