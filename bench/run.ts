@@ -59,6 +59,7 @@ import {
   type Rate,
   withScratchTable,
 } from './lib/ceilings.ts';
+import { type FlushProbe, startFlushProbe } from './lib/flush-probe.ts';
 import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/load.ts';
 import { createBenchPartner, createCustomers, signed } from './lib/partner.ts';
 import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
@@ -114,6 +115,8 @@ type StoreRun = {
   signedPost?: LoadResult & { signing: Signing; insert: InsertCeiling; verify: Rate };
   signedPatch?: LoadResult & { signing: Signing; verify: Rate };
   ussd?: UssdResult;
+  /** PostgreSQL's commit latency during the paced USSD phase (a probe of the bench's own). */
+  ussdFlush?: FlushProbe;
   ussdNoPause?: UssdResult;
   rssPeakMb: number;
   /** Peak RSS within each phase of the run, in order (the idle start, then each scenario). */
@@ -328,11 +331,13 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
     if (ONLY.has('ussd')) {
       rss.phase('USSD paced');
       log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
+      const probe = database ? await startFlushProbe(database.url) : undefined;
       run.ussd = await runUssd(partner, server.pid, customerIds.slice(0, sessions), {
         sessions,
         rampMs: 5000,
         thinkMs: USSD_THINK_MS,
       });
+      run.ussdFlush = await probe?.stop();
       rss.phase('USSD no pause');
       log(`${store}: scenario 4, ${sessions} more with no pause between keys (capacity)`);
       run.ussdNoPause = await runUssd(partner, server.pid, customerIds.slice(sessions), {
@@ -523,6 +528,11 @@ export function markdown(report: Report): string {
         `- ${run.store} USSD ${u === run.ussd ? 'paced' : 'no pause'}, p50/p99 ms per move: ${u.perMove.map((m) => `${m.move} ${fmt(m.p50Ms)}/${fmt(m.p99Ms)}`).join('; ')}${u.errorSamples.length ? `; e.g. ${u.errorSamples[0]}` : ''}`,
       );
     }
+    const f = run.ussdFlush;
+    if (f)
+      lines.push(
+        `- ${run.store} USSD paced: PostgreSQL's commits meanwhile (a probe's one-row insert every 50 ms, ${f.commits} commits): p50 ${fmt(f.p50Ms, 1)}, p99 ${fmt(f.p99Ms, 1)}, max ${fmt(f.maxMs, 1)} ms; ${f.over20Ms} over 20 ms (when these stall, the moves' commits stall with them: docs/performance.md, "The USSD tail is the disk's")`,
+      );
     lines.push(
       `- ${run.store}: \`partner-api serve\` answered /healthz 200 ${fmt(run.readyMs / 1000, 1)} s after spawn`,
     );
