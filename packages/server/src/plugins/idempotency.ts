@@ -153,14 +153,26 @@ export function respondInTransaction(
  * before its first write, since nothing rolls that write back. The work runs on one connection
  * (`onOneConnection`), as a transaction would: a request that has read does not queue again for its
  * write while holding what it read (docs/performance.md, "Fewer statements, one connection").
+ * `outsideTransaction` tells whether no transaction block is open on that connection now.
  */
 export function respondInStatements(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  work: Work<Queryable>,
+  work: (db: Queryable, store: StoreAnswer, outsideTransaction: () => boolean) => Promise<HandlerResult>,
 ): Promise<FastifyReply> {
-  return respond(ctx, request, reply, work, (body) => ctx.database.onOneConnection(body));
+  let outsideTransaction = () => false;
+  return respond(
+    ctx,
+    request,
+    reply,
+    (db, store) => work(db, store, outsideTransaction),
+    (body) =>
+      ctx.database.onOneConnection((db, outside) => {
+        outsideTransaction = outside;
+        return body(db);
+      }),
+  );
 }
 
 /**
@@ -182,39 +194,27 @@ export async function respondClaimingWithRead(
   const claim = request.idempotencyKey!;
   const fingerprint = fingerprintOf(request);
   const { IDEMPOTENCY_TTL_SECONDS: ttl, IDEMPOTENCY_LOCK_SECONDS: lock } = ctx.config;
-  let outsideTransaction = () => false;
-  const within = (body: (db: Queryable) => Promise<Settled>) =>
-    ctx.database.onOneConnection((db, outside) => {
-      outsideTransaction = outside;
-      return body(db);
-    });
   try {
-    return await respond(
-      ctx,
-      request,
-      reply,
-      (db, store) => {
-        const read: Read = async <Row>(query: SQL) => {
-          if (request.idempotency) return one<Row>(db, query);
-          // The work's first statement, so none of its transactions is open yet; checked all the same.
-          const alone = outsideTransaction();
-          const first = await claimWithRead<Row>(db, claim, fingerprint, ttl, lock, query, alone);
-          if (first.claimed) {
-            claimed(ctx, request, claim);
-            return first.row;
-          }
-          const outcome = await claimKey(db, claim, fingerprint, ttl, lock, alone);
-          if (outcome.kind !== 'claimed') throw new KeyAnswered(outcome);
+    return await respondInStatements(ctx, request, reply, (db, store, outsideTransaction) => {
+      const read: Read = async <Row>(query: SQL) => {
+        if (request.idempotency) return one<Row>(db, query);
+        // The work's first statement, so none of its transactions is open yet; checked all the same.
+        const alone = outsideTransaction();
+        const first = await claimWithRead<Row>(db, claim, fingerprint, ttl, lock, query, alone);
+        if (first.claimed) {
           claimed(ctx, request, claim);
-          return one<Row>(db, query);
-        };
-        return work(db, store, read).then((result) => {
-          if (!request.idempotency) throw new Error('the work answered without its first read');
-          return result;
-        });
-      },
-      within,
-    );
+          return first.row;
+        }
+        const outcome = await claimKey(db, claim, fingerprint, ttl, lock, alone);
+        if (outcome.kind !== 'claimed') throw new KeyAnswered(outcome);
+        claimed(ctx, request, claim);
+        return one<Row>(db, query);
+      };
+      return work(db, store, read).then((result) => {
+        if (!request.idempotency) throw new Error('the work answered without its first read');
+        return result;
+      });
+    });
   } catch (error) {
     // Answered by the key's record, after the connection went back to the pool.
     if (!(error instanceof KeyAnswered)) throw error;
