@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { AppContext } from './context.ts';
-import { accessLogger } from './lib/logger.ts';
+import { accessLineWriter } from './lib/logger.ts';
 import { trustProxyOption } from './lib/trust-proxy.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
@@ -139,7 +139,7 @@ function loggedPath(request: FastifyRequest, { url: route, config }: RouteOption
  * path is logged without its query string: a customer search carries names and phone numbers.
  */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
-  const access = accessLogger(app.log);
+  const access = accessLineWriter(app.log);
   // Callback style: no promise and no microtask per request (docs/performance.md, "Hooks that await
   // nothing").
   app.addHook('onResponse', (request, reply, done) => {
@@ -148,18 +148,15 @@ function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
     const route = options.url ?? 'unmatched';
     const responseTime = reply.elapsedTime;
     ctx.metrics.requests.record(route, request.method, reply.statusCode, responseTime / 1000);
-    access.info(
-      {
-        reqId: request.id,
-        method: request.method,
-        path: loggedPath(request, options),
-        statusCode: reply.statusCode,
-        responseTime,
-        // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).
-        remoteAddress: request.socket.remoteAddress,
-      },
-      'request completed',
-    );
+    access({
+      reqId: request.id,
+      method: request.method,
+      path: loggedPath(request, options),
+      statusCode: reply.statusCode,
+      responseTime,
+      // The peer, as Fastify's own line had it (request.ip would parse X-Forwarded-For once more).
+      remoteAddress: request.socket.remoteAddress,
+    });
     done();
   });
 }

@@ -3,8 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import Fastify from 'fastify';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessLogger, createLogger, requestLoggerFactory } from '../../src/lib/logger.ts';
+import {
+  type AccessLine,
+  accessLineWriter,
+  accessLogger,
+  createLogger,
+  requestLoggerFactory,
+} from '../../src/lib/logger.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 
 /** A logger writing into an array, one parsed JSON object a line. */
@@ -188,6 +195,96 @@ process.exit(0);`;
       path: '/v1/customers',
       statusCode: 200,
       msg: 'request completed',
+    });
+  });
+
+  describe('the access line, written apart from pino (accessLineWriter)', () => {
+    const lines: AccessLine[] = [
+      {
+        reqId: '0b0e1b9e-5f4a-4c55-9d0e-5d1b7d3c8f21',
+        method: 'GET',
+        path: '/v1/webhooks/key',
+        statusCode: 200,
+        responseTime: 0.41234500000001,
+        remoteAddress: '127.0.0.1',
+      },
+      // What JSON must escape, and what it need not (non-ASCII): pino's answer either way.
+      {
+        reqId: 'r:1',
+        method: 'POST',
+        path: '/v1/customers/a"b\\c\u0001d/Ngũgĩ/🌍',
+        statusCode: 500,
+        responseTime: 12,
+        remoteAddress: '::ffff:10.0.0.7',
+      },
+      // A backslash alone, and a control character alone.
+      { reqId: 'r-2', method: 'GET', path: '/a\\b', statusCode: 200, responseTime: 1, remoteAddress: '::1' },
+      { reqId: 'r-3', method: 'GET', path: '/a\tb', statusCode: 200, responseTime: 1, remoteAddress: '::1' },
+      // A field pino leaves out when it is undefined (a socket already gone), and a non-finite time.
+      {
+        reqId: 'x',
+        method: 'DELETE',
+        path: undefined,
+        statusCode: 404,
+        responseTime: Number.NaN,
+        remoteAddress: undefined,
+      },
+    ];
+
+    /** Two loggers alike, on arrays: one for pino's own line, one for the writer's. */
+    function pair(options: pino.LoggerOptions = {}) {
+      const sides = [[], []] as string[][];
+      const make = (out: string[]) =>
+        pino(
+          { base: { pid: 4242, hostname: 'h"ost' }, timestamp: () => ',"time":1700000000000', ...options },
+          { write: (line: string) => void out.push(line) },
+        );
+      return { pino: make(sides[0]!), writer: make(sides[1]!), pinoLines: sides[0]!, writerLines: sides[1]! };
+    }
+
+    it('writes byte for byte the line pino writes for the same fields', () => {
+      const p = pair();
+      const write = accessLineWriter(p.writer);
+      for (const line of lines) {
+        accessLogger(p.pino).info(line, 'request completed');
+        write(line);
+      }
+      expect(p.writerLines).toEqual(p.pinoLines);
+      expect(p.writerLines).toHaveLength(5);
+      expect(JSON.parse(p.writerLines[1]!)).toMatchObject({ path: lines[1]!.path, msg: 'request completed' });
+      expect(JSON.parse(p.writerLines[4]!)).not.toHaveProperty('remoteAddress');
+    });
+
+    it("the service's own logger: the same fields, in the same order, as pino's line", () => {
+      const { log, lines: written } = capture();
+      accessLineWriter(log)(lines[0]!);
+      accessLogger(log).info(lines[0]!, 'request completed');
+      const [fast, slow] = written.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(Object.keys(fast!)).toEqual(Object.keys(slow!));
+      expect({ ...fast, time: 0 }).toEqual({ ...slow, time: 0 });
+    });
+
+    it("follows the logger's level as it changes", () => {
+      const p = pair({ level: 'warn' });
+      const write = accessLineWriter(p.writer);
+      write(lines[0]!);
+      expect(p.writerLines).toHaveLength(0);
+      p.writer.level = 'info';
+      write(lines[0]!);
+      expect(p.writerLines).toHaveLength(1);
+    });
+
+    it('leaves a logger configured beyond its reach to pino (a mixin, a log formatter)', () => {
+      for (const options of [
+        { mixin: () => ({ region: 'eu' }) },
+        { formatters: { log: (fields: Record<string, unknown>) => ({ ...fields, formatted: true }) } },
+      ] satisfies pino.LoggerOptions[]) {
+        const p = pair(options);
+        accessLogger(p.pino).info(lines[0]!, 'request completed');
+        accessLineWriter(p.writer)(lines[0]!);
+        expect(p.writerLines).toEqual(p.pinoLines);
+        expect(p.writerLines[0]).toMatch(/"region":"eu"|"formatted":true/);
+      }
     });
   });
 });
