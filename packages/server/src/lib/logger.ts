@@ -75,12 +75,10 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
 let stdout: pino.DestinationStream | undefined;
 
 /**
- * JSON lines on stdout, written asynchronously (sonic-boom): the request's thread formats the line
- * and goes on, libuv writes it, and lines that pile up while a write is in flight go out together.
- * pino's synchronous default cost one write(2) per line on the event loop: ~8% of a signed GET's CPU
- * on this VM (docs/performance.md). Whatever is buffered is flushed synchronously when the process
- * exits (pino's own exit hook), so a drained or crashing server loses no line; only a SIGKILL can
- * lose the lines of the last moment. `destination` is for tests that read the lines.
+ * JSON lines on stdout, gathered over an event-loop turn and written together when it ends, in one
+ * synchronous write(2) on the event loop (`stdoutLines`). Lines still gathered when the process
+ * exits are written by its exit handler, so a drained or crashing server loses no line; only a
+ * SIGKILL can lose the lines of the last turn. `destination` is for tests that read the lines.
  */
 export function createLogger(
   level: string,
@@ -99,18 +97,34 @@ export function createLogger(
 }
 
 /**
- * stdout through sonic-boom in its buffer mode, each line made a Buffer as it is written. In its
- * default mode sonic-boom appends each line to a string chunk of up to 16 KB and takes the chunk's
- * byte length on every write, which flattens (copies) the whole chunk each time: at ~300-byte
- * access lines, ~8 KB allocated per line, 15% of all a GET /v1/webhooks/key allocated
- * (docs/performance.md, "Memory"). In buffer mode the lines are kept as a list and joined once per
- * write(2). The sonic-boom is still pino's own (`pino.destination`), so pino's exit hook flushes
- * it; `write` looks the stream's method up each time, so pino's EPIPE guard (a no-op write) holds.
+ * stdout, one write per event-loop turn: the turn's lines are gathered as they are logged and
+ * written together in its check phase (`setImmediate`), synchronously, through pino's own sonic-boom
+ * in its synchronous mode (which retries a full pipe and drops writes to a closed one, as pino's
+ * default does). pino's default writes each line at once, one write(2) a line: ~8% of a signed
+ * GET's CPU on one VM. Writing asynchronously instead, as this did until issue 19's eleventh session,
+ * hands every write to libuv's thread pool, and the hand-off (a worker woken, its completion posted
+ * back to the loop) cost ~10% of GET /v1/webhooks/key's CPU (docs/performance.md, "One write a turn,
+ * on the loop"). A synchronous write is what pino's default and Node's own `process.stdout` (files
+ * and pipes, on Linux) do: a log reader that stops reading holds the server up, rather than the
+ * lines piling up in its memory (docs/decisions.md, "Logs written on the loop").
  */
 function stdoutLines(): pino.DestinationStream {
-  const boom = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
-  const lines = boom as unknown as { write(line: Buffer): boolean };
-  return { write: (line: string) => void lines.write(Buffer.from(line)) };
+  const boom = pino.destination({ dest: 1, sync: true });
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const out = pending.length === 1 ? pending[0]! : pending.join('');
+    pending = [];
+    // Looked up on each write: pino's guard replaces `write` once the reader is gone (EPIPE).
+    boom.write(out);
+  };
+  process.on('exit', flush);
+  return {
+    write: (line: string) => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push(line);
+    },
+  };
 }
 
 let pretty: pino.DestinationStream | undefined;
