@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, type TestApp } from '../support/app.ts';
 import { type Relay, startRelay, targetOf } from '../support/faults.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
 const { DATABASE_URL, REDIS_URL } = process.env;
 const skipReason = !DATABASE_URL ? POSTGRES_SKIP_REASON : !REDIS_URL ? REDIS_SKIP_REASON : undefined;
@@ -133,5 +134,34 @@ describe.skipIf(skipReason !== undefined)('round trips per request, counted on t
     // session is unchanged). No transaction: nothing to BEGIN or COMMIT.
     expect({ database: opened.database, redis: opened.redis }).toEqual({ database: 2, redis: 1 });
     expect({ database: moved.database, redis: moved.redis }).toEqual({ database: 2, redis: 1 });
+  });
+
+  it('a confirmed buy: the claim with the read, then one transaction of six statements', async () => {
+    await ensureCatalog(t);
+    const customerId = await insertCustomer(t, partner);
+    const opened = await counted({
+      method: 'POST',
+      url: '/v1/ussd/session',
+      body: { customerId },
+      idempotencyKey: randomUUID(),
+    });
+    expect(opened.res.statusCode, opened.res.body).toBe(201);
+    const sessionId = opened.res.json().data.sessionId;
+    const choose = (choice: string) =>
+      counted({
+        method: 'POST',
+        url: '/v1/ussd/process',
+        body: { sessionId, choice },
+        idempotencyKey: randomUUID(),
+      });
+    // HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM, then the confirmation.
+    for (const choice of ['1', '1', '1', '1000']) expect((await choose(choice)).res.statusCode).toBe(200);
+    const bought = await choose('1');
+    expect(bought.res.statusCode, bought.res.body).toBe(200);
+    expect(bought.res.json().data.currentState).toBe('BUY_SUBMITTED');
+    // The claim with the session, unlocked; then BEGIN, the session locked with the snapshot, the
+    // savepoint, the order, its collection with its provider request, the session with the stored
+    // answer, COMMIT.
+    expect({ database: bought.database, redis: bought.redis }).toEqual({ database: 8, redis: 1 });
   });
 });

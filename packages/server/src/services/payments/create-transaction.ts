@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { one, run } from '../../db/query.ts';
+import { one } from '../../db/query.ts';
 import { amountString, type Money } from '../../lib/money.ts';
 import type { OrderDeps } from '../orders/deps.ts';
 import { routeForMsisdn } from './mobile-network.ts';
@@ -42,22 +42,24 @@ export async function createTransaction({
     throw new NoPaymentAdapterError(
       `${adapter.name} moves ${adapter.currency} only, not ${input.amount.currency}`,
     );
-  const network = route.network;
+  // The transaction and its provider request in one statement: one round trip, and neither
+  // exists without the other.
   const row = await one<SelectedTransaction>(
     tx,
-    sql`insert into transactions as t (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
+    sql`with t as (
+  insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
   values (${createId()}, ${input.organizationId}, ${input.orderId}, ${input.type}, ${amountString(input.amount)}::numeric,
-  ${input.amount.currency}, 'PENDING', ${network}, ${input.msisdn})
-  returning ${TRANSACTION_COLUMNS}`,
+  ${input.amount.currency}, 'PENDING', ${route.network}, ${input.msisdn})
+  returning *
+), request as (
+  insert into provider_requests (id, transaction_id, organization_id, adapter, operation, state)
+  select ${createId()}, t.id, t.organization_id, ${adapter.name},
+  ${input.type === 'INCOMING' ? 'COLLECT' : 'DISBURSE'}, 'QUEUED' from t
+)
+select ${TRANSACTION_COLUMNS} from t`,
   );
   if (!row) throw new Error('transaction insert returned no row');
   await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', row);
-  await run(
-    tx,
-    sql`insert into provider_requests (id, transaction_id, organization_id, adapter, operation, state)
-  values (${createId()}, ${row.id}, ${input.organizationId}, ${adapter.name},
-  ${input.type === 'INCOMING' ? 'COLLECT' : 'DISBURSE'}, 'QUEUED')`,
-  );
   const { id, type, amount, currency, msisdn, provider } = row;
   return { id, type, amount, currency, msisdn, provider };
 }
