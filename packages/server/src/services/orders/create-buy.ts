@@ -3,19 +3,34 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { parseDecimal, plain } from '../../lib/money.ts';
-import { createTransaction } from '../payments/create-transaction.ts';
+import {
+  paymentInserts,
+  paymentRouteFor,
+  refuseOtherCurrency,
+  transactionRef,
+} from '../payments/create-transaction.ts';
 import type { TransactionRef } from '../payments/provider.ts';
+import { emitTransactionEvent } from '../payments/transaction-events.ts';
+import { type SelectedTransaction, TRANSACTION_COLUMNS } from '../payments/transaction-row.ts';
 import type { OrderDeps } from './deps.ts';
 import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
 
+type Placed = {
+  order: SelectedOrder | null;
+  transaction: SelectedTransaction | null;
+  /** The stock's currency when it is listed, whether or not the order was placed. */
+  listedCurrency: string | null;
+};
+
 /**
  * A buy order (BUY, PENDING_PAYMENT) for a whole amount at the current price, and its collection
- * (INCOMING, PENDING) from the customer's number (`msisdn`, read by the caller in the same
- * transaction). The collection is requested after commit. The order is inserted from the listed
- * stock's row in one statement: no row when the stock is not listed.
+ * (INCOMING, PENDING, with its provider request QUEUED) from the customer's number (`msisdn`, read
+ * by the caller in the same transaction), in one statement. The collection is requested after
+ * commit. The order is inserted from the listed stock's row, and only in a currency the number's
+ * adapter moves: otherwise nothing is inserted, and the statement's reading of the stock says why.
  */
 export async function createBuyOrder(
   tx: Tx,
@@ -32,28 +47,29 @@ export async function createBuyOrder(
   const { msisdn } = input;
   if (!msisdn) throw new Error('buy order: the customer has no number to collect from');
   const whole = parseDecimal(input.amount, 'buy amount', 0);
-  const orderId = createId();
-  const order = await one<SelectedOrder>(
+  const route = paymentRouteFor(deps, msisdn);
+  const only = route.adapter.currency ?? null;
+  const placed = await one<Placed>(
     tx,
-    sql`insert into orders as o
-  (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
-  select ${orderId}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
+    sql`with o as (
+  insert into orders (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
+  select ${createId()}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
   ${plain(whole)}::numeric, s.currency, s.price
   from stocks s where s.id = ${input.stockId} and s.is_active
-  returning ${ORDER_COLUMNS}`,
+  and (${only}::text is null or s.currency = ${only}::text)
+  returning *
+), ${paymentInserts(route, 'INCOMING', msisdn, sql`select organization_id, id, amount, currency from o`)}
+select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order",
+  (select row_to_json(y) from (select ${TRANSACTION_COLUMNS} from t) y) as "transaction",
+  (select s.currency from stocks s where s.id = ${input.stockId} and s.is_active) as "listedCurrency"`,
   );
-  if (!order) throw new Error(`buy order: stock ${input.stockId} is not listed`);
+  const { order, transaction, listedCurrency } = placed!;
+  if (!order || !transaction) {
+    if (listedCurrency === null) throw new Error(`buy order: stock ${input.stockId} is not listed`);
+    refuseOtherCurrency(route, listedCurrency);
+    throw new Error('buy order: the order or its collection was not inserted');
+  }
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
-  const payment = await createTransaction({
-    tx,
-    deps,
-    input: {
-      organizationId: input.organizationId,
-      orderId,
-      type: 'INCOMING',
-      amount: { amount: whole, currency: order.currency },
-      msisdn,
-    },
-  });
-  return { orderId, payments: [payment] };
+  await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', transaction);
+  return { orderId: order.id, payments: [transactionRef(transaction)] };
 }

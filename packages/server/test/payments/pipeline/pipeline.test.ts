@@ -179,6 +179,49 @@ describe.each(STORES)('payment pipeline on %s', (store) => {
     await expect(buy(() => undefined)).rejects.toThrow(NoPaymentAdapterError);
   });
 
+  it('a buy in a currency the adapter does not move, or of a stock not listed, inserts nothing', async () => {
+    const p = pipeline();
+    const ugandan = { ...p.adapter, currency: 'UGX' };
+    const placedBy = async () =>
+      (
+        await rows<{ orders: number; transactions: number; requests: number }>(
+          t.ctx.database.db,
+          sql`select (select count(*)::int from orders where customer_id = ${customerId}) as orders,
+            (select count(*)::int from transactions x join orders o on o.id = x.order_id
+              where o.customer_id = ${customerId}) as transactions,
+            (select count(*)::int from provider_requests r join transactions x on x.id = r.transaction_id
+              join orders o on o.id = x.order_id where o.customer_id = ${customerId}) as requests`,
+        )
+      )[0]!;
+    const before = await placedBy();
+    await expect(buy(() => ugandan)).rejects.toThrow(
+      new NoPaymentAdapterError(`${p.adapter.name} moves UGX only, not KES`),
+    );
+    await expect(
+      t.ctx.database.db.transaction((tx) =>
+        createBuyOrder(
+          tx,
+          {
+            organizationId: partner.organizationId,
+            customerId,
+            msisdn: '254712000015',
+            stockId: 'no-such',
+            amount: '1000',
+          },
+          p.deps,
+        ),
+      ),
+    ).rejects.toThrow('buy order: stock no-such is not listed');
+    expect(await placedBy()).toEqual(before);
+    // The same adapter in the stock's own currency places the order, its collection and its request.
+    await buy(() => ({ ...p.adapter, currency: 'KES' }));
+    expect(await placedBy()).toEqual({
+      orders: before.orders + 1,
+      transactions: before.transactions + 1,
+      requests: before.requests + 1,
+    });
+  });
+
   it('accepted → AWAITING; the sweep queries after reconcileAfterMs and applies SUCCESS once', async () => {
     const p = pipeline();
     const { orderId, transactionId, request } = await buy(p.deps.registry);
