@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
@@ -180,6 +180,32 @@ process.exit(0);`;
       .map((line) => JSON.parse(line) as { i: number; name: string });
     expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
     expect(new Set(lines.map((line) => line.name))).toEqual(new Set(['Wanjiků Ngũgĩ 🌍']));
+  });
+
+  it('stdout: a reader that goes away stops the logging, not the process', async () => {
+    const logger = fileURLToPath(new URL('../../src/lib/logger.ts', import.meta.url));
+    // A line a loop turn for 2,000 turns, then a word on stderr and a clean exit.
+    const script = `const { createLogger } = await import(${JSON.stringify(logger)});
+const log = createLogger('info', undefined, 'json');
+let i = 0;
+const turn = () => {
+  log.info({ i }, 'line');
+  if (++i < 2000) return setTimeout(turn, 0);
+  process.stderr.write('done');
+  process.exit(0);
+};
+turn();`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    // The reader closes its end as soon as the first lines arrive: every later write is EPIPE.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: 'done' });
   });
 
   it('the access logger writes its chosen fields as they are, with the level and message', () => {
