@@ -51,17 +51,18 @@ export async function createBuyOrder(
   const only = route.adapter.currency ?? null;
   const placed = await one<Placed>(
     tx,
-    sql`with o as (
+    sql`with s as (
+  select id, currency, price from stocks where id = ${input.stockId} and is_active
+), o as (
   insert into orders (id, organization_id, customer_id, stock_id, side, status, amount, currency, price)
   select ${createId()}, ${input.organizationId}, ${input.customerId}, s.id, 'BUY', 'PENDING_PAYMENT',
   ${plain(whole)}::numeric, s.currency, s.price
-  from stocks s where s.id = ${input.stockId} and s.is_active
-  and (${only}::text is null or s.currency = ${only}::text)
+  from s where ${only}::text is null or s.currency = ${only}::text
   returning *
 ), ${paymentInserts(route, 'INCOMING', msisdn, sql`select organization_id, id, amount, currency from o`)}
 select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order",
   (select row_to_json(y) from (select ${TRANSACTION_COLUMNS} from t) y) as "transaction",
-  (select s.currency from stocks s where s.id = ${input.stockId} and s.is_active) as "listedCurrency"`,
+  (select currency from s) as "listedCurrency"`,
   );
   const { order, transaction, listedCurrency } = placed!;
   if (!order || !transaction) {

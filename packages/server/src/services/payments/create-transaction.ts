@@ -1,4 +1,4 @@
-import { createId } from '@partner-api/contract';
+import { createId, type TransactionType } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
@@ -32,14 +32,12 @@ export function refuseOtherCurrency({ adapter }: PaymentRoute, currency: string)
     throw new NoPaymentAdapterError(`${adapter.name} moves ${adapter.currency} only, not ${currency}`);
 }
 
-export type PaymentType = 'INCOMING' | 'OUTGOING';
-
 /**
  * The CTEs `t`, a PENDING transaction, and `request`, its provider request (QUEUED), for a
  * statement to insert together: one round trip, and neither exists without the other. `source` is a
  * select of one row `(organization_id, order_id, amount, currency)`; no row, nothing inserted.
  */
-export function paymentInserts(route: PaymentRoute, type: PaymentType, msisdn: string, source: SQL): SQL {
+export function paymentInserts(route: PaymentRoute, type: TransactionType, msisdn: string, source: SQL): SQL {
   return sql`t as (
   insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn)
   select ${createId()}, src.organization_id, src.order_id, ${type}, src.amount, src.currency, 'PENDING',
@@ -74,7 +72,7 @@ export async function createTransaction({
   input: {
     organizationId: string;
     orderId: string;
-    type: PaymentType;
+    type: TransactionType;
     amount: Money;
     msisdn: string;
   };
