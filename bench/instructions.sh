@@ -9,7 +9,9 @@
 #   bench/instructions.sh --minimal                        # the bare Fastify ceiling (bench/minimal-fastify.ts)
 #   bench/instructions.sh --signed                         # signed GET /v1/customers/{id} (bench/instructions-signed.ts)
 #   REQUESTS=8000 bench/instructions.sh                    # more requests: less variation (default 8000)
-#   SERVER_ENV="LOG_LEVEL=warn" bench/instructions.sh      # extra settings for the server
+#   SERVER_ENV="LOG_LEVEL=warn" bench/instructions.sh      # extra settings for the server (the ceiling's too)
+#   SERVER_ENV="NODE_OPTIONS=--perf-basic-prof" bench/instructions.sh   # JIT frames named, then:
+#   npx tsx bench/lib/callgrind-names.ts <callgrind dir> [--against <the ceiling's dir>]
 #
 # The server runs the built bundle on a scratch database of PostgreSQL's (DATABASE_URL's server) and on
 # REDIS_URL, with its payment and webhook workers' passes 10 minutes apart: an idle pass is work per
@@ -35,7 +37,8 @@ VALGRIND=(valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no "-
 
 if [[ "$MODE" == --minimal ]]; then
   ROUTE=/key
-  PORT=$PORT "${VALGRIND[@]}" node --import tsx bench/minimal-fastify.ts >"$OUT/server.log" 2>&1 &
+  # shellcheck disable=SC2086 # SERVER_ENV is a list of NAME=value words
+  env PORT=$PORT ${SERVER_ENV:-} "${VALGRIND[@]}" node --import tsx bench/minimal-fastify.ts >"$OUT/server.log" 2>&1 &
 else
   ROUTE=/v1/webhooks/key
   [[ "$MODE" == --signed ]] && ROUTE="/v1/customers/{id}, signed"
