@@ -11,8 +11,9 @@
  *                                            single-row insert rate at the same concurrency is
  *                                            reported beside it: pgbench, or a loop on PGlite)
  *   4. 500 USSD sessions walking HOME → STOCKS → SELECT_STOCK → BUY_AMOUNT → BUY_CONFIRM →
- *      BUY_SUBMITTED: p99 per move and errors, paced like people (2–5 s between keys); then 500
- *      more with no pause at all, as a capacity figure
+ *      BUY_SUBMITTED: p99 per move and errors, paced like people (2–5 s between keys), with the
+ *      server's own time for the same requests from its access lines; then 500 more with no pause
+ *      at all, as a capacity figure
  *   5. webhook delivery (PostgreSQL only, bench/lib/webhooks.ts): p99 from commit to delivery with
  *      an idle queue, and deliveries per second of one instance to a local HTTPS receiver
  *   6. round trips per request (PostgreSQL only, bench/lib/round-trips.ts): a second server behind
@@ -66,7 +67,7 @@ import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } fro
 import { formatProfile, summariseProfile } from './lib/profile.ts';
 import { countRoundTrips, type RoundTrips } from './lib/round-trips.ts';
 import { measureStart, type StartTiming } from './lib/startup.ts';
-import { runUssd, type UssdResult } from './lib/ussd.ts';
+import { runUssd, type ServerTimes, type UssdResult, ussdServerTimes } from './lib/ussd.ts';
 import { type DeliveryResult, runDeliveryBench } from './lib/webhooks.ts';
 
 const argv = process.argv.slice(2);
@@ -117,6 +118,8 @@ type StoreRun = {
   ussd?: UssdResult;
   /** PostgreSQL's commit latency during the paced USSD phase (a probe of the bench's own). */
   ussdFlush?: FlushProbe;
+  /** The server's own time for the paced phase's USSD requests, from its access lines. */
+  ussdServer?: ServerTimes;
   ussdNoPause?: UssdResult;
   rssPeakMb: number;
   /** Peak RSS within each phase of the run, in order (the idle start, then each scenario). */
@@ -223,6 +226,8 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
   const dataDir = mkdtempSync(path.join(tmpdir(), `bench-${store}-`));
   const adminToken = randomBytes(24).toString('hex');
   const profDir = CPU_PROF ? mkdtempSync(path.join(tmpdir(), `bench-prof-${store}-`)) : undefined;
+  /** When the paced USSD phase began and ended (epoch ms), to find its lines in the server's log. */
+  let pacedWindow: [number, number] | undefined;
   // A database of the run's own on PostgreSQL's server, dropped at the end. On the shared one, this
   // server's payment worker also swept every other run's and suite's open requests (446 never-settling
   // sandbox collections of the soaks, each queried every 3 s) while it was being measured.
@@ -332,11 +337,13 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       rss.phase('USSD paced');
       log(`${store}: scenario 4, ${sessions} USSD sessions, ${USSD_THINK_MS.join('-')} ms between keys`);
       const probe = database ? await startFlushProbe(database.url) : undefined;
+      const pacedFrom = Date.now();
       run.ussd = await runUssd(partner, server.pid, customerIds.slice(0, sessions), {
         sessions,
         rampMs: 5000,
         thinkMs: USSD_THINK_MS,
       });
+      pacedWindow = [pacedFrom, Date.now()];
       run.ussdFlush = await probe?.stop();
       rss.phase('USSD no pause');
       log(`${store}: scenario 4, ${sessions} more with no pause between keys (capacity)`);
@@ -353,6 +360,8 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
     run.rssPhases = sampled.phases.filter((phase) => Number.isFinite(phase.peakMb));
     const code = await server.stop();
     if (code !== 0) log(`${store}: server exited with code ${code}`);
+    // Read once the server has stopped: its last lines are written by then.
+    if (pacedWindow) run.ussdServer = ussdServerTimes(path.join(dataDir, 'server.log'), ...pacedWindow);
     await database?.drop();
     if (profDir) {
       const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
@@ -528,6 +537,11 @@ export function markdown(report: Report): string {
         `- ${run.store} USSD ${u === run.ussd ? 'paced' : 'no pause'}, p50/p99 ms per move: ${u.perMove.map((m) => `${m.move} ${fmt(m.p50Ms)}/${fmt(m.p99Ms)}`).join('; ')}${u.errorSamples.length ? `; e.g. ${u.errorSamples[0]}` : ''}`,
       );
     }
+    const own = run.ussdServer;
+    if (own)
+      lines.push(
+        `- ${run.store} USSD paced, the server's own time (its access lines' responseTime, ${own.requests} requests): p50 ${fmt(own.p50Ms, 1)}, p99 ${fmt(own.p99Ms, 1)}, max ${fmt(own.maxMs, 1)} ms (the client's figures above add the time outside the server's process: the load generator, the kernel's queues)`,
+      );
     const f = run.ussdFlush;
     if (f)
       lines.push(

@@ -4,6 +4,7 @@
  * session, known only once the session exists) with its own idempotency key.
  */
 
+import { readFileSync } from 'node:fs';
 import { type BenchPartner, send, signed } from './partner.ts';
 import { cpuSeconds, sampleRss } from './processes.ts';
 
@@ -47,6 +48,38 @@ export type UssdResult = {
 
 export const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+
+/** The server's own time for the USSD requests of a phase, from its access lines. */
+export type ServerTimes = { requests: number; p50Ms: number; p99Ms: number; maxMs: number };
+
+/**
+ * The `responseTime` of every access line of a USSD request (an open or a move) that ended between
+ * `from` and `to` (epoch ms): what the server itself spent on each, without the load generator, the
+ * kernel's queues and the network (docs/performance.md, "The USSD paced tail on this machine").
+ * Lines that are not JSON (a warning on stderr) are skipped.
+ */
+export function ussdServerTimes(logFile: string, from: number, to: number): ServerTimes {
+  const times: number[] = [];
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"path":"/v1/ussd/')) continue;
+    let entry: { time?: number; responseTime?: number };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const { time, responseTime } = entry;
+    if (typeof time === 'number' && typeof responseTime === 'number' && time >= from && time <= to)
+      times.push(responseTime);
+  }
+  times.sort((a, b) => a - b);
+  return {
+    requests: times.length,
+    p50Ms: percentile(times, 0.5),
+    p99Ms: percentile(times, 0.99),
+    maxMs: times.length ? times[times.length - 1]! : Number.NaN,
+  };
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = ([min, max]: [number, number]) => min + Math.random() * (max - min);
