@@ -88,20 +88,36 @@ const DERIVED: Record<string, Deriver> = {
   '@request-target': (_, uri) => `${uri().path || '/'}${uri().query === undefined ? '' : `?${uri().query}`}`,
 };
 
+/** Strips leading and trailing SP and HTAB; most values have neither, and skip the regular expression. */
+function trimOws(v: string): string {
+  if (v === '') return v;
+  const first = v.charCodeAt(0);
+  const last = v.charCodeAt(v.length - 1);
+  return first === 32 || first === 9 || last === 32 || last === 9 ? v.replace(/^[ \t]+|[ \t]+$/g, '') : v;
+}
+
 function fieldValue(name: string, headers: SignableRequest['headers']): string {
   const values: string[] = [];
-  for (const [key, value] of Object.entries(headers)) {
-    if (value === undefined || key.toLowerCase() !== name) continue;
-    for (const v of Array.isArray(value) ? value : [value]) values.push(v.replace(/^[ \t]+|[ \t]+$/g, ''));
+  // Node's headers are lower-case already; a record built by hand may not be, so every key is still
+  // compared, but only one of the same length is lower-cased.
+  for (const key in headers) {
+    if (key !== name && (key.length !== name.length || key.toLowerCase() !== name)) continue;
+    if (!Object.hasOwn(headers, key)) continue;
+    const value = headers[key];
+    if (value === undefined) continue;
+    if (typeof value === 'string') values.push(trimOws(value));
+    else for (const v of value) values.push(trimOws(v));
   }
   if (values.length === 0) throw new SignatureError('missing-header', `header ${name} not present`, name);
-  return values.join(', ');
+  return values.length === 1 ? values[0]! : values.join(', ');
 }
 
 /** Base for a parsed Signature-Input member; `@signature-params` re-serializes it as the RFC requires. */
 export function buildSignatureBaseFromInnerList(
   req: SignableRequest,
   list: sf.InnerList,
+  /** The inner list's serialization when the caller already has it (readCanonicalSignatureInput). */
+  serialized?: string,
 ): { base: string; signatureParams: string } {
   let parsed: ParsedUri | undefined;
   const uri = () => {
@@ -125,7 +141,7 @@ export function buildSignatureBaseFromInnerList(
   }
   let signatureParams: string;
   try {
-    signatureParams = sf.serializeInnerList(list);
+    signatureParams = serialized ?? sf.serializeInnerList(list);
   } catch {
     throw new SignatureError('bad-params', 'signature parameters cannot be serialized');
   }
@@ -212,6 +228,91 @@ function parseDict(value: string | string[] | undefined): sf.Dictionary | undefi
   }
 }
 
+// The canonical form of the two headers, as our SDK and RFC 9421's examples write them: one member;
+// for Signature-Input an inner list of plain strings with integer and string parameters, for
+// Signature a byte sequence with no parameters. No escapes, no leading zeros, no spaces but the one
+// between items: anything else goes to structured-headers. A value in this form parses to what
+// structured-headers gives and is its own serialization (test/signature.test.ts checks both), so
+// the signed request skips the general parser and the re-serialization of `@signature-params`
+// (docs/performance.md, "Signature headers read in their canonical form").
+const KEY = '[a-z*][a-z0-9_.*-]*';
+const SF_STRING = '"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"';
+const SF_INTEGER = '(?:0|-?[1-9][0-9]{0,14})';
+const CANONICAL_INPUT = new RegExp(
+  `^(${KEY})=\\(((?:${SF_STRING}(?: ${SF_STRING})*)?)\\)((?:;${KEY}=(?:${SF_INTEGER}|${SF_STRING}))*)$`,
+);
+const INPUT_PARAM = new RegExp(`;(${KEY})=(?:(${SF_INTEGER})|"([^"]*)")`, 'g');
+const CANONICAL_SIGNATURE = new RegExp(`^(${KEY})=:([A-Za-z0-9+/]*={0,2}):$`);
+
+export type CanonicalSignatureInput = { label: string; list: sf.InnerList; serialized: string };
+
+/** A Signature-Input value in canonical form, read without the general parser; otherwise undefined. */
+export function readCanonicalSignatureInput(value: string): CanonicalSignatureInput | undefined {
+  const m = CANONICAL_INPUT.exec(value);
+  if (!m) return undefined;
+  // Strings hold no quote, so `" "` only ever separates two items.
+  const items: sf.Item[] = m[2]
+    ? m[2]
+        .slice(1, -1)
+        .split('" "')
+        .map((name): sf.Item => [name, new Map()])
+    : [];
+  const params: sf.Parameters = new Map();
+  let count = 0;
+  // exec in a loop: matchAll would construct a copy of the expression on every call.
+  INPUT_PARAM.lastIndex = 0;
+  for (let param = INPUT_PARAM.exec(m[3]!); param; param = INPUT_PARAM.exec(m[3]!)) {
+    params.set(param[1]!, param[2] === undefined ? param[3]! : Number(param[2]));
+    count++;
+  }
+  // A repeated parameter keeps its last value when parsed and is written once: not canonical.
+  if (params.size !== count) return undefined;
+  return { label: m[1]!, list: [items, params], serialized: value.slice(m[1]!.length + 1) };
+}
+
+/** A Signature value in canonical form: its label and bytes; otherwise undefined. */
+export function readCanonicalSignature(value: string): { label: string; bytes: Buffer } | undefined {
+  const m = CANONICAL_SIGNATURE.exec(value);
+  if (!m || m[2]!.length % 4 !== 0) return undefined;
+  return { label: m[1]!, bytes: Buffer.from(m[2]!, 'base64') };
+}
+
+type SignatureHeaders =
+  | { ok: true; label: string; list: sf.InnerList; serialized?: string; bytes: Buffer }
+  | { ok: false; reason: string };
+
+/** The one signature of a request: its label, its Signature-Input member and its bytes. */
+function readSignatureHeaders(
+  inputHeader: string | string[] | undefined,
+  signatureHeader: string | string[] | undefined,
+): SignatureHeaders {
+  const input = typeof inputHeader === 'string' ? readCanonicalSignatureInput(inputHeader) : undefined;
+  const signature = typeof signatureHeader === 'string' ? readCanonicalSignature(signatureHeader) : undefined;
+  if (input && signature) {
+    if (input.label !== signature.label) return { ok: false, reason: 'expected exactly one signature' };
+    return {
+      ok: true,
+      label: input.label,
+      list: input.list,
+      serialized: input.serialized,
+      bytes: signature.bytes,
+    };
+  }
+  const inputs = parseDict(inputHeader);
+  if (!inputs) return { ok: false, reason: 'malformed Signature-Input' };
+  const sigs = parseDict(signatureHeader);
+  if (!sigs) return { ok: false, reason: 'malformed Signature' };
+  const [entry] = inputs;
+  if (inputs.size !== 1 || sigs.size !== 1 || !entry || !sigs.has(entry[0])) {
+    return { ok: false, reason: 'expected exactly one signature' };
+  }
+  const [label, member] = entry;
+  if (!Array.isArray(member[0])) return { ok: false, reason: 'malformed Signature-Input' };
+  const bytes = sigs.get(label)![0];
+  if (!(bytes instanceof ArrayBuffer)) return { ok: false, reason: 'malformed Signature' };
+  return { ok: true, label, list: member as sf.InnerList, bytes: Buffer.from(bytes) };
+}
+
 function baseFailureReason(e: unknown): string {
   if (!(e instanceof SignatureError)) return 'malformed Signature-Input';
   if (e.code === 'missing-header') return `header ${e.component} not present`;
@@ -225,24 +326,14 @@ function baseFailureReason(e: unknown): string {
  * Never throws on header content; errors thrown by `resolveKey` propagate.
  */
 export function verifyRequestSignature(opts: VerifyRequestOptions): VerifyResult {
-  const inputs = parseDict(opts.signatureInputHeader);
-  if (!inputs) return { ok: false, reason: 'malformed Signature-Input' };
-  const sigs = parseDict(opts.signatureHeader);
-  if (!sigs) return { ok: false, reason: 'malformed Signature' };
-  const [entry] = inputs;
-  if (inputs.size !== 1 || sigs.size !== 1 || !entry || !sigs.has(entry[0])) {
-    return { ok: false, reason: 'expected exactly one signature' };
-  }
-  const [label, input] = entry;
-  if (!Array.isArray(input[0])) return { ok: false, reason: 'malformed Signature-Input' };
-  const list = input as sf.InnerList;
-  const sigBytes = sigs.get(label)![0];
-  if (!(sigBytes instanceof ArrayBuffer)) return { ok: false, reason: 'malformed Signature' };
+  const headers = readSignatureHeaders(opts.signatureInputHeader, opts.signatureHeader);
+  if (!headers.ok) return headers;
+  const { label, list } = headers;
 
   let base: string | undefined;
   let baseError: unknown;
   try {
-    base = buildSignatureBaseFromInnerList(opts.req, list).base;
+    base = buildSignatureBaseFromInnerList(opts.req, list, headers.serialized).base;
   } catch (e) {
     baseError = e;
   }
@@ -277,7 +368,7 @@ export function verifyRequestSignature(opts: VerifyRequestOptions): VerifyResult
 
   let valid = false;
   try {
-    valid = cryptoVerify(null, Buffer.from(base, 'latin1'), key.publicKey, Buffer.from(sigBytes));
+    valid = cryptoVerify(null, Buffer.from(base, 'latin1'), key.publicKey, headers.bytes);
   } catch {
     valid = false;
   }

@@ -1,13 +1,15 @@
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSigner, createVerifier, httpbis } from 'http-message-signatures';
-import { type InnerList, parseDictionary } from 'structured-headers';
+import { type InnerList, parseDictionary, serializeInnerList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
 import { computeContentDigest } from '../src/digest.ts';
 import {
   buildSignatureBase,
   buildSignatureBaseFromInnerList,
   REVOKE_FORBIDDEN_COMPONENTS,
+  readCanonicalSignature,
+  readCanonicalSignatureInput,
   requiredComponentsFor,
   type SignableRequest,
   signRequest,
@@ -324,5 +326,158 @@ describe('verifyRequestSignature policy', () => {
         expect(() => check({ signatureInputHeader, signatureHeader })).not.toThrow();
       }
     }
+  });
+});
+
+describe('signature headers in canonical form', () => {
+  const NOW = 1_750_000_000;
+  const pem = keys.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+  const req = { method: 'POST', targetUri: URL_, headers: HEADERS };
+  const sdk = (components: string[], extra: { nonce?: string; label?: string } = {}) =>
+    signRequest({ req, components, keyId: KEY_ID, privateKey: pem, created: NOW, ...extra });
+
+  /** structured-headers' reading of one Signature-Input member, or undefined when it is not one. */
+  const library = (value: string) => {
+    try {
+      const dict = parseDictionary(value);
+      const [entry] = dict;
+      if (dict.size !== 1 || !entry || !Array.isArray(entry[1][0])) return undefined;
+      const list = entry[1] as InnerList;
+      return { label: entry[0], list, serialized: serializeInnerList(list) };
+    } catch {
+      return undefined;
+    }
+  };
+  const librarySignature = (value: string) => {
+    try {
+      const dict = parseDictionary(value);
+      const [entry] = dict;
+      if (dict.size !== 1 || !entry || !(entry[1][0] instanceof ArrayBuffer)) return undefined;
+      return { label: entry[0], bytes: Buffer.from(entry[1][0]), params: entry[1][1].size };
+    } catch {
+      return undefined;
+    }
+  };
+  /** Whatever the fast reading accepts, structured-headers reads alike and writes back unchanged. */
+  const agrees = (value: string) => {
+    const fast = readCanonicalSignatureInput(value);
+    if (fast === undefined) return true;
+    const slow = library(value);
+    expect(slow, value).toBeDefined();
+    expect(fast, value).toEqual(slow);
+    expect(fast.serialized, value).toBe(slow?.serialized);
+    expect(`${fast.label}=${fast.serialized}`).toBe(value);
+    return false;
+  };
+  const agreesSignature = (value: string) => {
+    const fast = readCanonicalSignature(value);
+    if (fast === undefined) return true;
+    expect(librarySignature(value), value).toEqual({ ...fast, params: 0 });
+    return false;
+  };
+
+  it('reads every header the SDK writes without the general parser, as structured-headers does', () => {
+    const sets = [SAMPLE, REQUIRED, ['@method', '@target-uri', 'authorization', 'x-client-id'], []];
+    for (const components of sets) {
+      for (const extra of [{}, { nonce: 'n-1;x=2 y' }, { label: 'my-sig.2' }]) {
+        const { signatureInput, signature } = sdk(components, extra);
+        expect(readCanonicalSignatureInput(signatureInput), signatureInput).toBeDefined();
+        expect(agrees(signatureInput)).toBe(false);
+        expect(readCanonicalSignature(signature), signature).toBeDefined();
+        expect(agreesSignature(signature)).toBe(false);
+      }
+    }
+    // RFC 9421's own example (B.2.6) is canonical too.
+    expect(agrees(V.rfc9421.b26.signatureInput)).toBe(false);
+    expect(agreesSignature(V.rfc9421.b26.signature)).toBe(false);
+  });
+
+  it.each([
+    ['leading zero', 'sig1=("@method");created=0123'],
+    ['negative zero', 'sig1=("@method");created=-0'],
+    ['sixteen digits', 'sig1=("@method");created=1234567890123456'],
+    ['a decimal', 'sig1=("@method");created=1.5'],
+    ['an escaped string', 'sig1=("@method");keyid="a\\"b"'],
+    ['a boolean parameter', 'sig1=("@method");created=1;flag'],
+    ['a token parameter', 'sig1=("@method");alg=ed25519'],
+    ['a repeated parameter', 'sig1=("@method");created=1;created=2'],
+    ['a parameter on an item', 'sig1=("@query";req);created=1'],
+    ['two members', 'sig1=("@method");created=1, sig2=("@method");created=1'],
+    ['a space after the bracket', 'sig1=( "@method");created=1'],
+    ['two spaces between items', 'sig1=("@method"  "@path");created=1'],
+    ['a space before a parameter', 'sig1=("@method"); created=1'],
+    ['leading white space', ' sig1=("@method");created=1'],
+    ['an upper-case key', 'Sig1=("@method");created=1'],
+    ['a member without a value', 'sig1;created=1'],
+    ['a non-ASCII character', 'sig1=("@méthod");created=1'],
+    ['a trailing comma', 'sig1=("@method");created=1,'],
+  ])('leaves a Signature-Input with %s to structured-headers', (_name, value) => {
+    expect(readCanonicalSignatureInput(value)).toBeUndefined();
+  });
+
+  it.each([
+    ['no padding', 'sig1=:AAAAAA:'],
+    ['too much padding', 'sig1=:A===:'],
+    ['padding inside', 'sig1=:AA=A:'],
+    ['a parameter', 'sig1=:AAAA:;x=1'],
+    ['two members', 'sig1=:AAAA:, sig2=:AAAA:'],
+    ['a bad character', 'sig1=:AA-A:'],
+  ])('leaves a Signature with %s to structured-headers', (_name, value) => {
+    expect(readCanonicalSignature(value)).toBeUndefined();
+  });
+
+  it('agrees with structured-headers on 30,000 mutations of real headers', () => {
+    // A seeded generator, so that a failure repeats.
+    let seed = 0x9e3779b9;
+    const next = (n: number) => {
+      seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+      return seed % n;
+    };
+    const alphabet = ' \t"\\;=,()-.*:0123456789aAz@é+/';
+    const mutate = (value: string) => {
+      let out = value;
+      for (let edits = 1 + next(3); edits > 0; edits--) {
+        const at = next(out.length + 1);
+        const ch = alphabet[next(alphabet.length)]!;
+        const op = next(3);
+        out =
+          op === 0
+            ? out.slice(0, at) + ch + out.slice(at)
+            : op === 1
+              ? out.slice(0, at) + out.slice(at + 1)
+              : out.slice(0, at) + ch + out.slice(at + 1);
+      }
+      return out;
+    };
+    const seeds = [
+      sdk(SAMPLE, { nonce: 'abc' }),
+      sdk(['@method', 'x-client-id']),
+      { signatureInput: 'a=("x" "y");created=0;expires=-12;keyid="k"', signature: 'a=:AAA=:' },
+    ];
+    let fastInputs = 0;
+    let fastSignatures = 0;
+    for (let i = 0; i < 30_000; i++) {
+      const { signatureInput, signature } = seeds[i % seeds.length]!;
+      if (!agrees(mutate(signatureInput))) fastInputs++;
+      if (!agreesSignature(mutate(signature))) fastSignatures++;
+    }
+    // Some mutations stay canonical (a digit for a digit, a letter in a string), so both paths ran.
+    expect(fastInputs).toBeGreaterThan(1000);
+    expect(fastSignatures).toBeGreaterThan(1000);
+  });
+
+  it('still verifies a signature whose Signature-Input is valid but not canonical', () => {
+    const { signatureInput, signature } = sdk(SAMPLE);
+    const spaced = signatureInput.replace('("', '( "').replace('"@method" ', '"@method"  ');
+    expect(readCanonicalSignatureInput(spaced)).toBeUndefined();
+    const result = verifyRequestSignature({
+      req,
+      signatureInputHeader: spaced,
+      signatureHeader: signature,
+      resolveKey,
+      now: NOW,
+      requiredComponents: REQUIRED,
+    });
+    expect(result).toEqual({ ok: true, keyId: KEY_ID, label: 'sig1' });
   });
 });
