@@ -2,7 +2,7 @@ import { TOKEN_TTL_SECONDS } from '@partner-api/contract';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTokenCodec } from '../../src/services/auth/tokens.ts';
 
-// The codec keeps the tokens it verified (fast-jwt's cache): a token seen before must still be
+// The codec keeps the tokens it verified (a map keyed by the token): a token seen before must still be
 // refused once it has expired, and a token changed by one character must never ride on it.
 const input = { credentialId: 'cred_1', organizationId: 'org_1', clientId: 'client_1' };
 
@@ -32,8 +32,22 @@ describe('token codec: verified tokens kept (services/auth/tokens.ts)', () => {
     const flip = (s: string) => s.slice(0, -2) + (s.at(-2) === 'A' ? 'B' : 'A') + s.slice(-1);
     expect(codec.check(`${header}.${payload}.${flip(signature)}`)).toEqual({ ok: false, reason: 'invalid' });
     expect(codec.check(`${header}.${flip(payload)}.${signature}`).ok).toBe(false);
+    expect(codec.check(`${token} `).ok).toBe(false);
+    expect(codec.check(token.slice(0, -1)).ok).toBe(false);
     // And the genuine token is still accepted.
     expect(codec.check(token).ok).toBe(true);
+  });
+
+  it('still verifies the first token after more tokens than it keeps, and refuses it once expired', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date('2026-11-27T00:00:00Z'));
+    const codec = createTokenCodec('s'.repeat(48));
+    const first = codec.issue(input);
+    expect(codec.check(first.token)).toEqual({ ok: true, claims: first.claims });
+    for (let i = 0; i < 1200; i++) expect(codec.check(codec.issue(input).token).ok).toBe(true);
+    expect(codec.check(first.token)).toEqual({ ok: true, claims: first.claims });
+    vi.setSystemTime(new Date(first.claims.exp * 1000 + 1));
+    expect(codec.check(first.token)).toEqual({ ok: false, reason: 'expired' });
   });
 
   it('does not accept a token signed with another secret, even one verified by another codec', () => {
