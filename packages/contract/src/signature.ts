@@ -287,7 +287,9 @@ function readSignatureHeaders(
   signatureHeader: string | string[] | undefined,
 ): SignatureHeaders {
   const input = typeof inputHeader === 'string' ? readCanonicalSignatureInput(inputHeader) : undefined;
-  const signature = typeof signatureHeader === 'string' ? readCanonicalSignature(signatureHeader) : undefined;
+  // Both or neither: with one header not canonical, the library reads both.
+  const signature =
+    input && typeof signatureHeader === 'string' ? readCanonicalSignature(signatureHeader) : undefined;
   if (input && signature) {
     if (input.label !== signature.label) return { ok: false, reason: 'expected exactly one signature' };
     return {
