@@ -336,27 +336,26 @@ describe('signature headers in canonical form', () => {
   const sdk = (components: string[], extra: { nonce?: string; label?: string } = {}) =>
     signRequest({ req, components, keyId: KEY_ID, privateKey: pem, created: NOW, ...extra });
 
-  /** structured-headers' reading of one Signature-Input member, or undefined when it is not one. */
-  const library = (value: string) => {
+  /** structured-headers' reading of a dictionary with exactly one member, or undefined. */
+  const onlyMember = (value: string) => {
     try {
       const dict = parseDictionary(value);
       const [entry] = dict;
-      if (dict.size !== 1 || !entry || !Array.isArray(entry[1][0])) return undefined;
-      const list = entry[1] as InnerList;
-      return { label: entry[0], list, serialized: serializeInnerList(list) };
+      return dict.size === 1 ? entry : undefined;
     } catch {
       return undefined;
     }
   };
+  const library = (value: string) => {
+    const entry = onlyMember(value);
+    if (!entry || !Array.isArray(entry[1][0])) return undefined;
+    const list = entry[1] as InnerList;
+    return { label: entry[0], list, serialized: serializeInnerList(list) };
+  };
   const librarySignature = (value: string) => {
-    try {
-      const dict = parseDictionary(value);
-      const [entry] = dict;
-      if (dict.size !== 1 || !entry || !(entry[1][0] instanceof ArrayBuffer)) return undefined;
-      return { label: entry[0], bytes: Buffer.from(entry[1][0]), params: entry[1][1].size };
-    } catch {
-      return undefined;
-    }
+    const entry = onlyMember(value);
+    if (!entry || !(entry[1][0] instanceof ArrayBuffer)) return undefined;
+    return { label: entry[0], bytes: Buffer.from(entry[1][0]), params: entry[1][1].size };
   };
   /** Whatever the fast reading accepts, structured-headers reads alike and writes back unchanged. */
   const agrees = (value: string) => {
