@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Instructions per request of one route, counted by valgrind's callgrind: the same
-# count for the same code whatever else the machine is doing, so a change of a few per cent shows
-# (docs/performance.md, "Counting instructions"). Not part of `npm run bench`: under valgrind the
+# Instructions per request of one route, counted by valgrind's callgrind: about the same count for
+# the same code whatever else the machine is doing, so a change of a few per cent shows
+# (docs/performance.md, "Counting instructions"). Three runs of 8,000 requests on the key route
+# spread by ~3%: V8 recompiles code for the new connections on threads that fall behind under
+# valgrind. For a smaller difference, alternate the builds, several counts each, with REQUESTS=24000
+# WARM=30000 (less of that work in each request's count), and compare the lowest ("How noisy an
+# instruction count is"). Not part of `npm run bench`: under valgrind the
 # server runs ~20 times slower, and instructions are not CPU time (the kernel's share and the
 # cache misses are not counted).
 #
