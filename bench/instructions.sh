@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per request of one route, counted by valgrind's callgrind: about the same count for
 # the same code whatever else the machine is doing, so a change of a few per cent shows
-# (docs/performance.md, "Counting instructions"). Three runs of 8,000 requests on the key route
-# spread by ~3%: V8 recompiles code for the new connections on threads that fall behind under
-# valgrind. For a smaller difference, alternate the builds, several counts each, with REQUESTS=24000
-# WARM=30000 (less of that work in each request's count), and compare the lowest ("How noisy an
-# instruction count is"). Not part of `npm run bench`: under valgrind the
+# (docs/performance.md, "Counting instructions"). The key route and the bare Fastify are warmed and
+# counted in one load, on the same connections (bench/instructions-load.ts): a load on new
+# connections can make V8 recompile code on threads that fall behind under valgrind. Counts of the
+# key route still spread by up to ~3%: for a smaller difference, alternate the builds, several counts
+# each, and compare the lowest ("How noisy an instruction count is"). Not part of `npm run bench`: under valgrind the
 # server runs ~20 times slower, and instructions are not CPU time (the kernel's share and the
 # cache misses are not counted).
 #
@@ -73,10 +73,10 @@ if [[ "$MODE" == --signed ]]; then
   npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
     "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS"
 else
-  npx autocannon -c 10 -a "$WARM" "$URL" >/dev/null 2>&1
-  callgrind_control -i on "$PID" >/dev/null 2>&1
-  npx autocannon -c 10 -a "$REQUESTS" "$URL" 2>&1 | grep -E 'requests in' || true
-  callgrind_control -i off "$PID" >/dev/null 2>&1
+  # One load for the warm-up and the count, on the same connections (bench/instructions-load.ts).
+  COUNTED=$(npx tsx bench/instructions-load.ts "$URL" "$PID" "$WARM" "$REQUESTS" | sed -n 's/^counted=//p')
+  [[ -n "$COUNTED" ]] || { echo "the load failed" >&2; exit 1; }
+  REQUESTS=$COUNTED
 fi
 kill "$PID"
 wait "$PID" 2>/dev/null || true
