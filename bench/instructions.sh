@@ -5,9 +5,9 @@
 # counted in one load, on the same connections (bench/instructions-load.ts): a load on new
 # connections can make V8 recompile code on threads that fall behind under valgrind. Counts of the
 # key route still spread by up to ~3%: for a smaller difference, alternate the builds, several counts
-# each, and compare the lowest ("How noisy an instruction count is"). Not part of `npm run bench`: under valgrind the
-# server runs ~20 times slower, and instructions are not CPU time (the kernel's share and the
-# cache misses are not counted).
+# each, and compare the lowest ("How noisy an instruction count is"). Not part of `npm run bench`:
+# under valgrind the server runs ~20 times slower, and instructions are not CPU time (the kernel's
+# share and the cache misses are not counted).
 #
 #   npm run build && bench/instructions.sh                 # GET /v1/webhooks/key, PostgreSQL + Redis
 #   bench/instructions.sh --minimal                        # the bare Fastify ceiling (bench/minimal-fastify.ts)
