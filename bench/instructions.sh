@@ -12,6 +12,7 @@
 #   npm run build && bench/instructions.sh                 # GET /v1/webhooks/key, PostgreSQL + Redis
 #   bench/instructions.sh --minimal                        # the bare Fastify ceiling (bench/minimal-fastify.ts)
 #   bench/instructions.sh --signed                         # signed GET /v1/customers/{id} (bench/instructions-signed.ts)
+#   bench/instructions.sh --post                           # signed idempotent POST /v1/customers, a new key each
 #   REQUESTS=8000 bench/instructions.sh                    # more requests: less variation (default 8000)
 #   SERVER_ENV="LOG_LEVEL=warn" bench/instructions.sh      # extra settings for the server (the ceiling's too)
 #   SERVER_ENV="NODE_OPTIONS=--perf-basic-prof" bench/instructions.sh   # JIT frames named, then:
@@ -21,8 +22,9 @@
 # REDIS_URL, with its payment and webhook workers' passes 10 minutes apart: an idle pass is work per
 # second, not per request, and under valgrind a second holds few requests. It is warmed with 20,000
 # requests before counting starts. Prints the main thread's count per request and all threads'.
-# With --signed, a bench partner and 100 customers are made through the API first, and every
-# request is a signed GET sent once, as in scenario 1; PostgreSQL's and Redis's own work is not
+# With --signed or --post, a bench partner and 100 customers are made through the API first, and
+# every request is a signed GET sent once, as in scenario 1, or a signed create with a new key, as
+# in scenario 3 (20,000 warm-up customers and the counted ones are written); PostgreSQL's and Redis's own work is not
 # counted (they are other processes), only the server's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +48,7 @@ if [[ "$MODE" == --minimal ]]; then
 else
   ROUTE=/v1/webhooks/key
   [[ "$MODE" == --signed ]] && ROUTE="/v1/customers/{id}, signed"
+  [[ "$MODE" == --post ]] && ROUTE="POST /v1/customers, signed"
   ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
   DB="instructions_$$"
   BASE=${DATABASE_URL%/*}
@@ -69,9 +72,9 @@ for _ in $(seq 1 300); do
   kill -0 "$PID" 2>/dev/null || { tail -20 "$OUT/server.log" >&2; exit 1; }
   sleep 1
 done
-if [[ "$MODE" == --signed ]]; then
+if [[ "$MODE" == --signed || "$MODE" == --post ]]; then
   npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
-    "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS"
+    "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS" "$([[ "$MODE" == --post ]] && echo post || echo get)"
 else
   # One load for the warm-up and the count, on the same connections (bench/instructions-load.ts).
   COUNTED=$(npx tsx bench/instructions-load.ts "$URL" "$PID" "$WARM" "$REQUESTS" | sed -n 's/^counted=//p')

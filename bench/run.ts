@@ -62,7 +62,7 @@ import {
 } from './lib/ceilings.ts';
 import { type FlushProbe, startFlushProbe } from './lib/flush-probe.ts';
 import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/load.ts';
-import { createBenchPartner, createCustomers, signed } from './lib/partner.ts';
+import { createBenchPartner, createCustomers, signed, signedCreate } from './lib/partner.ts';
 import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
 import { formatProfile, summariseProfile } from './lib/profile.ts';
 import { countRoundTrips, type RoundTrips } from './lib/round-trips.ts';
@@ -285,14 +285,7 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       try {
         const before = await ceiling.measure();
         const verifyBefore = ed25519VerifyRate(2);
-        const result = await signedScenario(server, 201, (i) =>
-          signed(partner, 'POST', '/v1/customers', {
-            firstName: 'Bench',
-            lastName: `Customer ${i} ${randomBytes(3).toString('hex')}`,
-            msisdn: '254712345678',
-            referenceId: `bench-${i}`,
-          }),
-        );
+        const result = await signedScenario(server, 201, (i) => signedCreate(partner, i));
         const verifyAfter = ed25519VerifyRate(2);
         const after = await ceiling.measure();
         run.signedPost = {

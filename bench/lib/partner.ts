@@ -3,7 +3,7 @@
  * one, and requests signed the way the SDK signs them: the tests' partner helper
  * (packages/server/test/support/partner.ts), with the bench's own X-Forwarded-For.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   createPartner,
   type HttpServer,
@@ -40,6 +40,16 @@ export function signed(
   const payload = payloadOf(body);
   const headers = signedHeaders(partner, { method, url: path }, payload);
   return { method, path, headers: { ...headers, ...partner.extraHeaders }, body: payload };
+}
+
+/** Scenario 3's request: a signed idempotent POST /v1/customers, its key and name new each time. */
+export function signedCreate(partner: BenchPartner, i: number): PreparedRequest {
+  return signed(partner, 'POST', '/v1/customers', {
+    firstName: 'Bench',
+    lastName: `Customer ${i} ${randomBytes(3).toString('hex')}`,
+    msisdn: '254712345678',
+    referenceId: `bench-${i}`,
+  });
 }
 
 /** Customers with a number (so they can buy), created through the API twenty at a time. */
