@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Instructions per request of one route, counted by valgrind's callgrind: about the same count for
 # the same code whatever else the machine is doing, so a change of a few per cent shows
-# (docs/performance.md, "Counting instructions"). The key route and the bare Fastify are warmed and
-# counted in one load, on the same connections (bench/instructions-load.ts): a load on new
-# connections can make V8 recompile code on threads that fall behind under valgrind. Counts of the
+# (docs/performance.md, "Counting instructions"). Every route is warmed and counted in one load, on
+# the same connections (bench/instructions-load.ts): a load on new connections can make V8
+# recompile code on threads that fall behind under valgrind. Counts of the
 # key route still spread by up to ~3%: for a smaller difference, alternate the builds, several counts
 # each, and compare the lowest ("How noisy an instruction count is"). Not part of `npm run bench`:
 # under valgrind the server runs ~20 times slower, and instructions are not CPU time (the kernel's
@@ -72,15 +72,16 @@ for _ in $(seq 1 300); do
   kill -0 "$PID" 2>/dev/null || { tail -20 "$OUT/server.log" >&2; exit 1; }
   sleep 1
 done
+# One load for the warm-up and the count, on the same connections (bench/instructions-load.ts).
 if [[ "$MODE" == --signed || "$MODE" == --post ]]; then
-  npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
-    "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS" "$([[ "$MODE" == --post ]] && echo post || echo get)"
+  COUNTED=$(npx tsx bench/instructions-signed.ts "http://127.0.0.1:$PORT" "http://127.0.0.1:$((PORT + 1))" \
+    "$ADMIN_TOKEN" "$PID" "$WARM" "$REQUESTS" "$([[ "$MODE" == --post ]] && echo post || echo get)" |
+    sed -n 's/^counted=//p')
 else
-  # One load for the warm-up and the count, on the same connections (bench/instructions-load.ts).
   COUNTED=$(npx tsx bench/instructions-load.ts "$URL" "$PID" "$WARM" "$REQUESTS" | sed -n 's/^counted=//p')
-  [[ -n "$COUNTED" ]] || { echo "the load failed" >&2; exit 1; }
-  REQUESTS=$COUNTED
 fi
+[[ -n "$COUNTED" ]] || { echo "the load failed" >&2; exit 1; }
+REQUESTS=$COUNTED
 kill "$PID"
 wait "$PID" 2>/dev/null || true
 main=$(awk '/^totals:/ {print $2}' "$OUT/cg.out-01")
