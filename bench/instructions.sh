@@ -2,12 +2,12 @@
 # Instructions per request of one route, counted by valgrind's callgrind: about the same count for
 # the same code whatever else the machine is doing, so a change of a few per cent shows
 # (docs/performance.md, "Counting instructions"). Every route is warmed and counted in one load, on
-# the same connections (bench/instructions-load.ts): a load on new connections can make V8
-# recompile code on threads that fall behind under valgrind. Counts of the
-# key route still spread by up to ~3%: for a smaller difference, alternate the builds, several counts
-# each, and compare the lowest ("How noisy an instruction count is"). Not part of `npm run bench`:
-# under valgrind the server runs ~20 times slower, and instructions are not CPU time (the kernel's
-# share and the cache misses are not counted).
+# the same connections (bench/instructions-load.ts): a load on new connections can make V8 recompile
+# code on threads that fall behind under valgrind. Counts of the key route still spread by up to
+# ~3%: for a smaller difference, alternate the builds, several counts each, and compare the lowest
+# ("How noisy an instruction count is"). Not part of `npm run bench`: under valgrind the server runs
+# ~20 times slower, and instructions are not CPU time (the kernel's share and the cache misses are
+# not counted).
 #
 #   npm run build && bench/instructions.sh                 # GET /v1/webhooks/key, PostgreSQL + Redis
 #   bench/instructions.sh --minimal                        # the bare Fastify ceiling (bench/minimal-fastify.ts)
@@ -24,8 +24,8 @@
 # requests before counting starts. Prints the main thread's count per request and all threads'.
 # With --signed or --post, a bench partner and 100 customers are made through the API first, and
 # every request is a signed GET sent once, as in scenario 1, or a signed create with a new key, as
-# in scenario 3 (20,000 warm-up customers and the counted ones are written); PostgreSQL's and Redis's own work is not
-# counted (they are other processes), only the server's.
+# in scenario 3 (20,000 warm-up customers and the counted ones are written); PostgreSQL's and
+# Redis's own work is not counted (they are other processes), only the server's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
