@@ -10,6 +10,7 @@ import { installErrorHandling } from './plugins/errors.ts';
 import { createIdempotencyGuard } from './plugins/idempotency.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
 import { installRequestId } from './plugins/request-id.ts';
+import { installUnusedConnectionClose } from './plugins/unused-connections.ts';
 import { installValidation } from './plugins/validation.ts';
 import { airtelCallbackRoutes } from './routes/airtel-callbacks.ts';
 import { customerRoutes } from './routes/customers.ts';
@@ -48,6 +49,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installBodyParsers(app);
   installValidation(app);
   installRequestId(app);
+  installUnusedConnectionClose(app);
   installRequestMetrics(app, ctx);
   // Security order (docs/decisions.md, Request pipeline): rate limit here; token, client id,
   // allowlist, signature, digest in the auth plugin; then schema validation; then idempotency.

@@ -191,10 +191,14 @@ function installShutdown(
     // No new sandbox settlements into a closing app (they would only meet 503s).
     stopBackground();
     const force = setTimeout(() => process.exit(1), DRAIN_TIMEOUT_MS + 2000).unref();
-    // close() stops accepting and waits for in-flight requests; past the deadline, drop idle sockets.
-    const drain = Promise.all(apps.map((a) => a.close()));
-    const deadline = new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref());
-    await Promise.race([drain, deadline]);
+    // close() stops accepting, drops connections that never carried a request and waits for the
+    // requests in flight; past the deadline, the exit cuts what is left (the log says which).
+    const drain = Promise.all(apps.map((a) => a.close())).then(() => true);
+    const deadline = new Promise<false>((resolve) =>
+      setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS).unref(),
+    );
+    if (await Promise.race([drain, deadline])) apps[0]?.log.info('drained');
+    else apps[0]?.log.warn(`drain deadline (${DRAIN_TIMEOUT_MS} ms) passed: connections still open are cut`);
     await closeStores().catch(() => {});
     clearTimeout(force);
     process.exit(0);

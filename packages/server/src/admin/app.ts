@@ -9,6 +9,7 @@ import { baseFastifyOptions } from '../plugins/base-options.ts';
 import { installBodyParsers } from '../plugins/body-parsing.ts';
 import { installErrorHandling } from '../plugins/errors.ts';
 import { installRequestId } from '../plugins/request-id.ts';
+import { installUnusedConnectionClose } from '../plugins/unused-connections.ts';
 import { installValidation } from '../plugins/validation.ts';
 import { invalidateCallers } from '../services/auth/caller-cache.ts';
 import { createCredential } from '../services/credentials/create.ts';
@@ -52,6 +53,7 @@ export async function buildAdminApp(
   installBodyParsers(app);
   installValidation(app);
   installRequestId(app);
+  installUnusedConnectionClose(app);
 
   const expected = digest(ctx.secrets.adminToken);
   app.addHook('onRequest', async (request) => {

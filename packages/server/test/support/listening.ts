@@ -1,5 +1,3 @@
-import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
 import { PartnerClient } from '../../../sdk/src/index.ts';
 import { buildTestApp, type StoreKind, type TestApp } from './app.ts';
 import { createPartner, type Partner } from './partner.ts';
@@ -20,24 +18,8 @@ export async function listeningTestApp(
   const t = await buildTestApp(store, { PUBLIC_BASE_URL: baseUrl, ...env });
   // Webhook hosts resolve from this table, never through DNS (no delivery test leaves the machine).
   t.ctx.webhookLookup = async () => [{ address: '127.0.0.1', family: 4 }];
-  // A connection a client opened and never sent a request on (undici opens one ahead when two
-  // requests start together) counts as busy to Node until its headersTimeout (60 s), so close()
-  // waited ~65 s for it. Nothing is in flight there: close() drops it, and still waits for the rest.
-  const unused = new Set<Socket>();
-  t.app.server.on('connection', (socket: Socket) => {
-    unused.add(socket);
-    socket.once('close', () => unused.delete(socket));
-  });
-  t.app.server.on('request', (request: IncomingMessage) => unused.delete(request.socket));
   await t.app.listen({ port, host: '127.0.0.1' });
-  return {
-    ...t,
-    baseUrl,
-    close: async () => {
-      for (const socket of unused) socket.destroy();
-      await t.close();
-    },
-  };
+  return { ...t, baseUrl };
 }
 
 /** A fresh organization whose signed calls go over HTTP to the listening app. */
