@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
 import { tempDataDir } from '../support/app.ts';
 import { sandboxPartner, signedHeaders } from '../support/partner.ts';
-import { freePort, type ServerProcess, startServer } from '../support/process.ts';
+import { freePort, logEntries, type ServerProcess, startServer } from '../support/process.ts';
 import { runCli } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
@@ -26,14 +26,6 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
   afterAll(async () => {
     if (server) expect(await server.stop('SIGTERM')).toBe(0);
   });
-
-  /** The server's JSON log lines so far, parsed. */
-  const logEntries = () =>
-    server
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
 
   const requestToken = (clientId: string, clientSecret: string) =>
     fetch(`${server.baseUrl}/v1/oauth/token`, {
@@ -111,7 +103,7 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       headers: { authorization: `Bearer ${token}`, 'x-client-id': clientId, 'x-request-id': requestId },
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const entries = logEntries();
+    const entries = logEntries(server);
     expect(entries.length).toBeGreaterThan(0);
     expect(entries.some((e) => e.reqId === requestId)).toBe(true);
     expect(server.output()).not.toContain(clientSecret);
@@ -127,7 +119,7 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     const res = await fetch(server.baseUrl + url, { headers: { ...headers, 'x-request-id': requestId } });
     expect(res.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const mine = logEntries().filter((e) => e.reqId === requestId);
+    const mine = logEntries(server).filter((e) => e.reqId === requestId);
     expect(mine).toEqual([
       expect.objectContaining({
         level: 30,

@@ -47,6 +47,15 @@ export type ServerProcess = {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
+/** A server process's JSON log lines so far, parsed (the other lines of its output left out). */
+export function logEntries(server: ServerProcess): Array<Record<string, unknown>> {
+  return server
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 /**
  * Runs `partner-api serve` as a real process, the way an operator does (from the sources through tsx,
  * or `built`: the bundle `npm start` runs); resolves once /healthz answers 200.
