@@ -30,10 +30,21 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * `_runExclusiveTransaction`), never by replacing its methods on an instance. Statements that
  * `statementName` leaves unnamed (no parameters, pattern matches, one-off shapes) and queries with a
  * blob go through PGlite's own `query`.
+ *
+ * Outside a transaction, the named statements asked for during one event-loop turn run together
+ * when the turn ends (its check phase, `setImmediate`), in one protocol call: each statement is its
+ * own Bind, Describe, Execute and Sync, so each is still its own autocommit transaction, and an
+ * error ends at its own Sync and fails that statement alone, as it would alone. They run in the
+ * order they were asked for. One call into the engine for the turn's statements, instead of one
+ * each with its two mutexes and promise chain, and the engine's work kept together instead of
+ * interleaved with the requests' JavaScript (docs/performance.md, "The embedded store's
+ * statements of a turn in one call").
  */
 export class NamingPGlite extends PGlite {
   /** The parameter types of each statement prepared in this session, by name. */
   readonly #prepared = new Map<string, number[]>();
+  /** The named statements asked for outside a transaction during this loop turn, in order. */
+  #turn: Asked[] | undefined;
   /**
    * A query's own parsers (drizzle passes nine with every query) over the session's. PGlite merges
    * them per query by spreading both maps: 318 entries, ~65 µs, as much as a whole named select
@@ -59,7 +70,67 @@ export class NamingPGlite extends PGlite {
     const name = this.#nameOf(text, params, options);
     if (!name) return super.query<T>(text, params, options);
     await this._checkReady();
-    return this._runExclusiveTransaction(() => this.#run<T>(name, text, params!, options));
+    return new Promise<Results<T>>((resolve, reject) => {
+      if (!this.#turn) {
+        this.#turn = [];
+        setImmediate(() => this.#runTurn());
+      }
+      this.#turn.push({ name, text, params: params!, options, resolve: resolve as Asked['resolve'], reject });
+    });
+  }
+
+  /**
+   * The turn's statements: each prepared if it is new (a statement that cannot be prepared fails
+   * alone), then all bound and executed in one protocol call, and each caller answered with its own
+   * statement's result or error once the call is over.
+   */
+  #runTurn(): void {
+    const asked = this.#turn!;
+    this.#turn = undefined;
+    const settle: (() => void)[] = [];
+    const run = async () => {
+      const bound: { asked: Asked; bind: Uint8Array }[] = [];
+      for (const one of asked) {
+        try {
+          bound.push({ asked: one, bind: this.#bindMessages(one.name, await this.#prepare(one), one) });
+        } catch (error) {
+          settle.push(() => one.reject(error));
+        }
+      }
+      if (bound.length === 0) return;
+      const messages = await this.execProtocolStream(concat(bound.map((b) => b.bind)), {
+        syncToFs: false,
+        throwOnError: false,
+      });
+      let from = 0;
+      for (const { asked: one } of bound) {
+        let end = from;
+        while (end < messages.length && messages[end]!.name !== 'readyForQuery') end++;
+        const own = messages.slice(from, end + 1);
+        from = end + 1;
+        const failure = own.find((m) => m.name === 'error');
+        if (failure) {
+          settle.push(() => one.reject(failure));
+          continue;
+        }
+        try {
+          const result = this.#results(own, one.options);
+          settle.push(() => one.resolve(result));
+        } catch (error) {
+          settle.push(() => one.reject(error));
+        }
+      }
+      if (!this.isInTransaction()) await this.syncToFs();
+    };
+    this._runExclusiveTransaction(() => this._runExclusiveQuery(run)).then(
+      () => {
+        for (const answer of settle) answer();
+      },
+      (error: unknown) => {
+        // The call itself failed (the engine, not a statement): every statement not yet answered fails.
+        for (const one of asked) one.reject(error);
+      },
+    );
   }
 
   override async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -85,40 +156,62 @@ export class NamingPGlite extends PGlite {
     return statementName(text, params.length);
   }
 
-  /** Prepares `name` on first use, then binds and executes it; one protocol call per statement. */
-  #run<T>(name: string, text: string, params: unknown[], options: QueryOptions | undefined) {
-    return this._runExclusiveQuery(async () => {
-      let types = this.#prepared.get(name);
-      if (!types) {
-        const described = await this.execProtocolStream(
-          concat([
-            serialize.parse({ name, text, types: options?.paramTypes }),
-            serialize.describe({ type: 'S', name }),
-            serialize.sync(),
-          ]),
-          { syncToFs: false },
-        );
-        types = parse.parseDescribeStatementResults(described);
-        this.#prepared.set(name, types);
-      }
-      const values = params.map((value, i) => {
-        if (value === null || value === undefined) return null;
-        const oid = types[i]!;
-        const serializer = options?.serializers?.[oid] ?? this.serializers[oid];
-        return serializer ? serializer(value) : String(value);
-      });
-      const messages = await this.execProtocolStream(
+  /** The parameter types of a statement, preparing it on first use (one protocol call). */
+  async #prepare({ name, text, options }: Pick<Asked, 'name' | 'text' | 'options'>): Promise<number[]> {
+    let types = this.#prepared.get(name);
+    if (!types) {
+      const described = await this.execProtocolStream(
         concat([
-          serialize.bind({ statement: name, values }),
-          serialize.describe({ type: 'P' }),
-          serialize.execute({}),
+          serialize.parse({ name, text, types: options?.paramTypes }),
+          serialize.describe({ type: 'S', name }),
           serialize.sync(),
         ]),
         { syncToFs: false },
       );
-      if (!this.isInTransaction()) await this.syncToFs();
-      const { parsers, options: rest } = this.#parsingFor(options);
-      return parse.parseResults(messages, parsers as typeof this.parsers, rest)[0] as Results<T>;
+      types = parse.parseDescribeStatementResults(described);
+      this.#prepared.set(name, types);
+    }
+    return types;
+  }
+
+  /** Bind, Describe, Execute and Sync of a prepared statement, its parameters serialised by their types. */
+  #bindMessages(name: string, types: number[], { params, options }: Pick<Asked, 'params' | 'options'>) {
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const oid = types[i]!;
+      const serializer = options?.serializers?.[oid] ?? this.serializers[oid];
+      return serializer ? serializer(value) : String(value);
+    });
+    return concat([
+      serialize.bind({ statement: name, values }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute({}),
+      serialize.sync(),
+    ]);
+  }
+
+  #results<T>(messages: Parameters<typeof parse.parseResults>[0], options: QueryOptions | undefined) {
+    const { parsers, options: rest } = this.#parsingFor(options);
+    return parse.parseResults(messages, parsers as typeof this.parsers, rest)[0] as Results<T>;
+  }
+
+  /** A named statement inside a transaction: prepared if new, then bound and executed at once. */
+  #run<T>(name: string, text: string, params: unknown[], options: QueryOptions | undefined) {
+    return this._runExclusiveQuery(async () => {
+      const types = await this.#prepare({ name, text, options });
+      const messages = await this.execProtocolStream(this.#bindMessages(name, types, { params, options }), {
+        syncToFs: false,
+      });
+      return this.#results<T>(messages, options);
     });
   }
 }
+
+type Asked = {
+  name: string;
+  text: string;
+  params: unknown[];
+  options: QueryOptions | undefined;
+  resolve: (result: Results<unknown>) => void;
+  reject: (error: unknown) => void;
+};

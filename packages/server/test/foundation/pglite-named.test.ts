@@ -1,6 +1,7 @@
 /**
  * The embedded store names its repeated statements (db/pglite.ts): each is parsed and planned once per
- * session, then only bound and executed. Results, errors and transactions must be exactly PGlite's.
+ * session, then only bound and executed, and those asked for outside a transaction in one loop turn
+ * run together in one protocol call. Results, errors and transactions must be exactly PGlite's.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -10,14 +11,24 @@ import type { Db } from '../../src/db/client.ts';
 import { NamingPGlite } from '../../src/db/pglite.ts';
 import { one, rows } from '../../src/db/query.ts';
 
+/** Counts the protocol calls into the engine: what "one call for the turn" is about. */
+class CountingPGlite extends NamingPGlite {
+  calls = 0;
+  override execProtocolStream(...args: Parameters<NamingPGlite['execProtocolStream']>) {
+    this.calls++;
+    return super.execProtocolStream(...args);
+  }
+}
+
 describe('NamingPGlite: named prepared statements on the embedded store', () => {
-  let named: NamingPGlite;
+  let named: CountingPGlite;
   let plain: PGlite;
   const setup = `create table accounts (id text primary key, owner text not null, balance numeric(12,2) not null,
     opened timestamptz not null default '2026-01-01T00:00:00Z', tags text[] not null default '{}', meta jsonb)`;
 
   beforeAll(async () => {
-    named = await NamingPGlite.open('memory://', {});
+    named = new CountingPGlite('memory://', {});
+    await named.waitReady;
     plain = await PGlite.create('memory://');
     for (const db of [named, plain]) await db.exec(setup);
   });
@@ -99,6 +110,71 @@ describe('NamingPGlite: named prepared statements on the embedded store', () => 
     ]);
     expect(owned.rows.map((r) => r.id)).toEqual(['t1', 't2']);
     expect(named.isInTransaction()).toBe(false);
+  });
+
+  it('the statements of one turn run in one call, in the order asked, each its own transaction', async () => {
+    const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3) returning id';
+    const count = 'select count(*)::int as n from accounts where owner = $1';
+    await named.query(insert, ['turn0', 'Dede', 0]); // both statements prepared before the count
+    await named.query(count, ['Dede']);
+    const before = named.calls;
+    const asked = [
+      named.query(insert, ['turn1', 'Dede', 1]),
+      named.query(count, ['Dede']), // sees turn1, asked before it
+      named.query(insert, ['turn1', 'Dede', 9]), // a duplicate: fails alone, at its own Sync
+      named.query(insert, ['turn2', 'Dede', 2]), // still runs, and commits
+      named.query(count, ['Dede']),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(named.calls - before).toBe(1);
+    expect(settled.map((s) => s.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect((settled[2] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    const value = (i: number) => (settled[i] as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows;
+    expect(value(0)).toEqual([{ id: 'turn1' }]);
+    expect(value(1)).toEqual([{ n: 2 }]);
+    expect(value(3)).toEqual([{ id: 'turn2' }]);
+    expect(value(4)).toEqual([{ n: 3 }]);
+    expect(named.isInTransaction()).toBe(false);
+  });
+
+  it('a statement that cannot be prepared or bound fails alone; the rest of its turn runs', async () => {
+    const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3) returning id';
+    const settled = await Promise.allSettled([
+      named.query(insert, ['alone1', 'Ebo', 1]),
+      named.query('select nonsense from nowhere where id = $1', ['x']), // fails to prepare
+      named.query(insert, ['alone2', 'Ebo', { toString: 'not a function' }]), // fails to serialise
+      named.query(insert, ['alone3', 'Ebo', 3]),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: '42P01' });
+    const owned = await named.query<{ id: string }>('select id from accounts where owner = $1 order by id', [
+      'Ebo',
+    ]);
+    expect(owned.rows.map((r) => r.id)).toEqual(['alone1', 'alone3']);
+  });
+
+  it('a statement asked while a transaction is open runs after it, and outside it', async () => {
+    const insert = 'insert into accounts (id, owner, balance) values ($1, $2, $3)';
+    let outside: Promise<unknown> | undefined;
+    await expect(
+      named.transaction(async (tx) => {
+        await tx.query(insert, ['tx1', 'Femi', 1]);
+        outside = named.query(insert, ['out1', 'Femi', 1]); // waits for the transaction to end
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await outside;
+    const owned = await named.query<{ id: string }>('select id from accounts where owner = $1 order by id', [
+      'Femi',
+    ]);
+    expect(owned.rows.map((r) => r.id)).toEqual(['out1']);
   });
 
   it('through drizzle, as the service runs it (templates, one(), rows(), transactions)', async () => {
