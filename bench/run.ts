@@ -435,18 +435,17 @@ export function markdown(report: Report): string {
       const r = p.throughput / p.verify.perSecond;
       const c = p.perServerCoreSecond / p.verify.perCpuSecond;
       const insert = p.insert.perSecond ? `; ${p.insert.label} ${fmt(p.insert.perSecond)}/s` : '';
-      const trips =
-        postTrips === undefined
-          ? 'round trips not counted (--only without trips)'
-          : `${postTrips} round trips`;
-      const target = judged
-        ? judge(
-            c >= TARGETS.signedPostVsVerify &&
-              postTrips !== undefined &&
-              postTrips <= TARGETS.signedPostRoundTrips,
-            `≥ ${TARGETS.signedPostVsVerify} per CPU-s and ≤ ${TARGETS.signedPostRoundTrips} round trips (${trips})`,
-          )
-        : embedded(p.perServerCoreSecond, postgres?.signedPost?.perServerCoreSecond);
+      const rate = `≥ ${TARGETS.signedPostVsVerify} per CPU-s`;
+      const rateMet = c >= TARGETS.signedPostVsVerify;
+      // A run without the trips scenario judges the rate alone, and says that the round trips were not counted.
+      const target = !judged
+        ? embedded(p.perServerCoreSecond, postgres?.signedPost?.perServerCoreSecond)
+        : postTrips === undefined
+          ? `${judge(rateMet, rate)}; round trips not counted (--only without trips)`
+          : judge(
+              rateMet && postTrips <= TARGETS.signedPostRoundTrips,
+              `${rate} and ≤ ${TARGETS.signedPostRoundTrips} round trips (${postTrips} round trips)`,
+            );
       lines.push(
         `| 3 signed idempotent POST /v1/customers | ${store} | ${fmt(p.throughput)} req/s | ${fmt(p.p50Ms)} / ${fmt(p.p99Ms)} | ed25519 verify ${fmt(p.verify.perSecond)}/s (${fmt(p.verify.perCpuSecond)} per CPU-s)${insert} | ${fmt(r, 2)} | ${fmt(p.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
       );
