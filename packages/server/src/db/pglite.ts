@@ -8,6 +8,7 @@ import {
   type Transaction,
 } from '@electric-sql/pglite';
 import { statementName } from './pool.ts';
+import { turnEnding } from './turn.ts';
 
 const { serialize } = protocol;
 
@@ -38,7 +39,8 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * order they were asked for. One call into the engine for the turn's statements, instead of one
  * each with its two mutexes and promise chain, and the engine's work kept together instead of
  * interleaved with the requests' JavaScript (docs/performance.md, "The embedded store's
- * statements of a turn in one call").
+ * statements of a turn in one call"). Statements asked by turn-end work (db/turn.ts) run in the
+ * same check phase, not the next.
  */
 export class NamingPGlite extends PGlite {
   /** The parameter types of each statement prepared in this session, by name. */
@@ -73,7 +75,9 @@ export class NamingPGlite extends PGlite {
     return new Promise<Results<T>>((resolve, reject) => {
       if (!this.#turn) {
         this.#turn = [];
-        setImmediate(() => this.#runTurn());
+        // Asked by turn-end work (a coalesced read): at once, after the microtasks already queued.
+        if (turnEnding()) queueMicrotask(() => this.#runTurn());
+        else setImmediate(() => this.#runTurn());
       }
       this.#turn.push({ name, text, params: params!, options, resolve: resolve as Asked['resolve'], reject });
     });

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from './client.ts';
+import { atTurnEnd } from './turn.ts';
 
 /**
  * The one way this service writes a query (README, "Data access"): a drizzle `sql` template, its
@@ -68,7 +69,7 @@ export function assignments<Patch extends object>(
 
 /**
  * Reads of one row by key, coalesced per event-loop turn: every key asked for during a turn is read
- * by one statement, `statement(keys)`, sent when the turn ends (`setImmediate`, the check phase, after
+ * by one statement, `statement(keys)`, sent when the turn ends (`atTurnEnd`, the check phase, after
  * the requests that the turn's I/O resumed have all asked). Each caller gets the row whose key
  * (`keyOf`) is the one it asked for, or undefined; keys asked twice share a row. A failed statement
  * fails every read of its turn, as each would have failed alone.
@@ -104,7 +105,7 @@ export function coalescedReader<Key, Row>(
     new Promise<Row | undefined>((resolve, reject) => {
       if (turn === undefined) {
         turn = new Map();
-        setImmediate(flush);
+        atTurnEnd(flush);
       }
       const id = keyOf(key);
       const entry = turn.get(id);

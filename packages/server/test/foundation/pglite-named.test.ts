@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.ts';
 import { NamingPGlite } from '../../src/db/pglite.ts';
 import { one, rows } from '../../src/db/query.ts';
+import { atTurnEnd, turnEnding } from '../../src/db/turn.ts';
 
 /** Counts the protocol calls into the engine: what "one call for the turn" is about. */
 class CountingPGlite extends NamingPGlite {
@@ -175,6 +176,28 @@ describe('NamingPGlite: named prepared statements on the embedded store', () => 
       'Femi',
     ]);
     expect(owned.rows.map((r) => r.id)).toEqual(['out1']);
+  });
+
+  it('a statement asked by turn-end work runs in that check phase, not a loop iteration later', async () => {
+    const select = 'select count(*)::int as n from accounts where owner = $1';
+    await named.query(select, ['Gift']); // prepared
+    const seen: string[] = [];
+    await new Promise<void>((done) => {
+      atTurnEnd(() => {
+        expect(turnEnding()).toBe(true);
+        // Queued before the statement is asked: it runs in the next check phase.
+        setImmediate(() => {
+          seen.push('next check phase');
+          done();
+        });
+        void Promise.resolve()
+          .then(() => expect(turnEnding()).toBe(true)) // still, in the task's microtasks
+          .then(() => named.query(select, ['Gift']))
+          .then(() => seen.push('statement answered'));
+      });
+    });
+    expect(seen).toEqual(['statement answered', 'next check phase']);
+    expect(turnEnding()).toBe(false);
   });
 
   it('through drizzle, as the service runs it (templates, one(), rows(), transactions)', async () => {
