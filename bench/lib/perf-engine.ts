@@ -169,4 +169,5 @@ function main() {
   for (const [name, count] of named.slice(0, top)) console.log(`${percent(count, samples)}  ${name}`);
 }
 
-main();
+// Run as a command only: importing the module for `wasmExportNames` runs nothing (as bench/lib/profile.ts).
+if (import.meta.url === `file://${process.argv[1]}`) main();
