@@ -231,8 +231,15 @@ export const providerRequests = pgTable(
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
     providerIds: jsonb('provider_ids').$type<Record<string, string>>().notNull().default({}),
+    /** The latest callback claim the provider's own answer confirmed; never overwritten once DONE. */
     claimed: jsonb('claimed').$type<Record<string, unknown>>(),
     lastError: text('last_error'),
+    /**
+     * Set just before the call that could move money leaves us (after any token call), cleared when
+     * the request is queued again: a SENDING request without it was never sent (a crash between the
+     * claim and the call), so sending it is safe.
+     */
+    dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
     ...timestamps,
   },
   (t) => [
@@ -260,6 +267,12 @@ export const providerExchanges = pgTable(
     requestBody: jsonb('request_body'),
     responseBody: jsonb('response_body'),
     note: text('note'),
+    /** A callback's source address (after TRUST_PROXY), as the route saw it. */
+    sourceAddress: text('source_address'),
+    /** A callback's standing: null not (yet) checked, true confirmed by the provider, false not. */
+    confirmed: boolean('confirmed'),
+    /** What a callback claimed (status, reason, receipt), as it came: a claim, not a fact. */
+    claim: jsonb('claim').$type<Record<string, unknown>>(),
   },
   (t) => [index('provider_exchanges_transaction_idx').on(t.transactionId, t.at)],
 );

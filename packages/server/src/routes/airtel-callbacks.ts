@@ -53,6 +53,7 @@ export async function airtelCallbackRoutes(
         method: request.method,
         ...(ref ? { pathRef: ref } : {}),
         receivedAt: new Date(),
+        sourceAddress: request.ip,
         log: request.log,
         secretValues: [settings.callbackToken],
         ...(settings.callbackHmacKey ? { callbackHmacKey: settings.callbackHmacKey } : {}),

@@ -62,6 +62,7 @@ export async function darajaCallbackRoutes(
           kind,
           rawBody: request.rawBody ?? '',
           receivedAt: new Date(),
+          sourceAddress: request.ip,
           log: request.log,
           secretValues: [settings.callbackToken],
         });

@@ -45,6 +45,7 @@ export async function mtnCallbackRoutes(app: FastifyInstance, { ctx, settings, p
       method: request.method,
       pathRef: ref,
       receivedAt: new Date(),
+      sourceAddress: request.ip,
       log: request.log,
       secretValues: [settings.callbackToken],
     }).then(

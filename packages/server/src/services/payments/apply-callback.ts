@@ -20,7 +20,15 @@ export type ProviderResult = {
   status: 'SUCCESS' | 'FAILED' | 'CANCELLED';
   providerReference: string;
   reason?: string;
+  /**
+   * The provider confirmed a payment for a collection that had already ended unpaid (FAILED at the
+   * maximum age, when nothing told us it was paid): the money is given back, once.
+   */
+  late?: boolean;
 };
+
+/** The failure reason of a failed collection whose late payment was refunded (a repeat refunds nothing). */
+export const PAID_AFTER_FAILURE = 'paid after the order had failed; refunded';
 
 export type CallbackOutcome =
   | { outcome: 'unknown' }
@@ -81,14 +89,14 @@ export async function applyProviderResult(
   return { outcome: 'applied', transaction: settled, disbursements };
 }
 
-/** A collection we cancelled (customer cancelled the order) that the customer paid anyway. */
+/**
+ * A collection we cancelled (customer cancelled the order) that the customer paid anyway, or one
+ * that failed for want of an answer and that the provider now confirms paid (`late`).
+ */
 function isLateCollection(current: TransactionRow, input: ProviderResult): boolean {
-  return (
-    current.type === 'INCOMING' &&
-    current.status === 'CANCELLED' &&
-    current.settledAt === null &&
-    input.status === 'SUCCESS'
-  );
+  if (current.type !== 'INCOMING' || input.status !== 'SUCCESS') return false;
+  if (current.status === 'CANCELLED') return current.settledAt === null;
+  return input.late === true && current.status === 'FAILED' && current.failureReason !== PAID_AFTER_FAILURE;
 }
 
 async function refundLateCollection(
@@ -101,9 +109,10 @@ async function refundLateCollection(
   // The status stays CANCELLED (final); settledAt marks the collection as received, so a repeat
   // of this callback is a duplicate and refunds nothing twice.
   const settled = await settle(tx, deps, current.id, {
-    status: 'CANCELLED',
+    status: current.status,
     providerReference: input.providerReference,
-    failureReason: 'paid after the order was cancelled; refunded',
+    failureReason:
+      current.status === 'CANCELLED' ? 'paid after the order was cancelled; refunded' : PAID_AFTER_FAILURE,
   });
   return {
     outcome: 'applied',

@@ -16,16 +16,21 @@ export interface CallbackPipeline {
     key: string,
     value: string,
   ): Promise<{ id: string; transactionId: string } | undefined>;
-  /** A paying collection callback whose id we never saved (the send timed out): pipeline/callbacks.ts. */
-  adoptOrphanCollection?(
+  /**
+   * The one collection a callback with ids we never saved may belong to (the send timed out, or the
+   * process died before the answer was saved), by number and amount: pipeline/callbacks.ts. Nothing is
+   * written: `handleCallback` with `adoptIds` stores the ids only if the provider confirms the claim.
+   */
+  findOrphanCollection?(
     adapterName: string,
-    input: { key: string; msisdn: string; amount: string; ids: Record<string, string> },
+    input: { key: string; msisdn: string; amount: string },
   ): Promise<{ id: string; transactionId: string } | undefined>;
   handleCallback(input: {
     adapterName: string;
     requestId: string;
     claimed: ClaimedOutcome;
     exchange: ExchangeRecord;
+    adoptIds?: Record<string, string>;
   }): Promise<CallbackVerdict>;
   /** An asynchronous query's answer (Daraja Transaction Status): treated exactly as a query result. */
   recordQueryAnswer(requestId: string, result: QueryResult): Promise<void>;

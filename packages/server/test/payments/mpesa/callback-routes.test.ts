@@ -216,7 +216,14 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
     expect(standIn.calls.answers).toEqual([
       [
         r.id,
-        { kind: 'final', status: 'SUCCESS', receipt: expect.any(String), exchanges: [expect.any(Object)] },
+        {
+          kind: 'final',
+          status: 'SUCCESS',
+          receipt: expect.any(String),
+          // What Daraja's record says moved (checked against ours when a receipt is in dispute).
+          evidence: { amount: '500' },
+          exchanges: [expect.any(Object)],
+        },
       ],
     ]);
   });

@@ -213,17 +213,17 @@ describe('MTN settings', () => {
 
 describe('handleMtnCallback (pipeline stand-in)', () => {
   const silent = { info() {}, warn() {}, error() {}, debug() {} } as unknown as Log;
-  function pipeline(ids: Record<string, string>, orphan?: string) {
+  function pipeline(ids: Record<string, string>) {
     const seen = {
       lookups: [] as string[],
       exchanges: [] as ExchangeRecord[],
       unmatched: [] as string[],
-      adoptions: [] as unknown[],
+      orphanLookups: [] as unknown[],
     };
     const p: CallbackPipeline = {
-      async adoptOrphanCollection(_a, input) {
-        seen.adoptions.push(input);
-        return orphan ? { id: orphan, transactionId: 't' } : undefined;
+      async findOrphanCollection(_a, input) {
+        seen.orphanLookups.push(input);
+        return { id: 'req1', transactionId: 't' };
       },
       async findRequestByProviderId(_a, key, value) {
         seen.lookups.push(`${key}=${value}`);
@@ -274,27 +274,20 @@ describe('handleMtnCallback (pipeline stand-in)', () => {
     expect(seen.lookups).toEqual(['externalId=req1']);
   });
 
-  it('a paying callback whose reference was never stored adopts the orphan only if the reference is its own', async () => {
+  it('a paying callback whose reference is stored nowhere is unmatched: nothing is adopted by number and amount', async () => {
+    // The reference is stored when the request is dispatched (worker.ts), before MTN can answer, so a
+    // callback after a lost answer matches by it; one that matches nothing is never guessed at.
     const base = { method: 'POST', receivedAt: new Date(), log: silent, matchWaitMs: 0, pathRef: ref };
     const paid = JSON.stringify({
       ...SUCCESS,
       externalId: 'req1',
       payer: { partyIdType: 'MSISDN', partyId: '256772123456' },
     });
-    const mine = pipeline({}, 'req1');
-    expect(await handleMtnCallback(mine.p, { ...base, rawBody: paid })).toBe('applied');
-    expect(mine.seen.adoptions).toEqual([
-      {
-        key: 'referenceId',
-        msisdn: '256772123456',
-        amount: '5',
-        ids: { referenceId: ref, externalId: 'req1' },
-      },
-    ]);
-    const other = pipeline({}, 'req2');
-    expect(await handleMtnCallback(other.p, { ...base, rawBody: paid })).toBe('unmatched');
-    const failed = pipeline({}, 'req1');
-    expect(await handleMtnCallback(failed.p, { ...base, rawBody: JSON.stringify(FAILED) })).toBe('unmatched');
-    expect(failed.seen.adoptions).toEqual([]);
+    const none = pipeline({});
+    expect(await handleMtnCallback(none.p, { ...base, rawBody: paid })).toBe('unmatched');
+    expect(none.seen.orphanLookups).toEqual([]);
+    expect(none.seen.unmatched).toHaveLength(1);
+    const stored = pipeline({ [`referenceId=${ref}`]: 'req1' });
+    expect(await handleMtnCallback(stored.p, { ...base, rawBody: paid })).toBe('applied');
   });
 });

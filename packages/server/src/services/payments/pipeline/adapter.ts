@@ -26,8 +26,18 @@ export type SendResult =
   /** Nothing left our side (no token): safe to send again. */
   | { kind: 'not-sent'; reason: string; exchanges: ExchangeRecord[] };
 
+/** What the provider's own record says the payment was (Daraja's Transaction Status), to check against ours. */
+export type PaymentEvidence = { amount?: string; party?: string };
+
 export type QueryResult =
-  | { kind: 'final'; status: FinalStatus; reason?: string; receipt?: string; exchanges: ExchangeRecord[] }
+  | {
+      kind: 'final';
+      status: FinalStatus;
+      reason?: string;
+      receipt?: string;
+      evidence?: PaymentEvidence;
+      exchanges: ExchangeRecord[];
+    }
   | { kind: 'pending'; exchanges: ExchangeRecord[] }
   /** The provider has no such request: it was never received, so sending is safe. */
   | { kind: 'not-found'; exchanges: ExchangeRecord[] }
@@ -46,8 +56,27 @@ export interface PaymentAdapter {
   /** The one country (ISO 3166 alpha-2) and currency it is configured for; unset: any (the simulator). */
   readonly country?: string;
   readonly currency?: string;
-  send(request: ProviderRequest): Promise<SendResult>;
+  /**
+   * Sends. `dispatching`, when the adapter declares `callsDispatching`, must be awaited just before
+   * the call that could move money leaves (after any token call); if it throws, nothing may be sent
+   * (answer `not-sent`). Other adapters are marked dispatched by the worker before `send`.
+   */
+  send(request: ProviderRequest, dispatching?: () => Promise<void>): Promise<SendResult>;
   query(request: ProviderRequest): Promise<QueryResult>;
+  /** True: `send` calls `dispatching` itself, at the last moment (Daraja, after its token call). */
+  readonly callsDispatching?: boolean;
+  /**
+   * Ids of ours the provider knows the request by before it answers (MTN's X-Reference-Id, derived
+   * from the request id): stored when it is dispatched, so that a callback after a lost answer or a
+   * crash still finds its request.
+   */
+  ownIds?(request: ProviderRequest): Record<string, string>;
+  /**
+   * Asks the provider's authoritative record of a payment by its receipt (Daraja: Transaction
+   * Status by TransactionID), when a paying callback and the status query disagree. The answer may
+   * come later (`unknown` with `providerIds` naming the query), like a payout's Transaction Status.
+   */
+  queryReceipt?(request: ProviderRequest, receipt: string): Promise<QueryResult>;
 }
 
 /**

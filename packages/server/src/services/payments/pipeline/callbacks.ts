@@ -4,8 +4,22 @@ import type { Queryable } from '../../../db/client.ts';
 import { one, rows, run } from '../../../db/query.ts';
 import type { ExchangeRecord } from '../providers/outcome.ts';
 import type { FinalStatus, QueryResult } from './adapter.ts';
-import { applyFinal, type Decided, decideOnQuery } from './decide.ts';
-import { loadRequest, mergeProviderIds, recordDecision, recordExchanges, setState } from './store.ts';
+import {
+  applyFinal,
+  type Decided,
+  DISPUTED_RECEIPT,
+  decideOnQuery,
+  disputeIfPaidClaim,
+  settleDispute,
+} from './decide.ts';
+import {
+  loadRequest,
+  markCallback,
+  mergeProviderIds,
+  recordDecision,
+  recordExchanges,
+  setState,
+} from './store.ts';
 import { adaptersOf, type PipelineDeps } from './types.ts';
 import { callQuery } from './worker.ts';
 
@@ -34,17 +48,17 @@ export async function findRequestByProviderId(
 }
 
 /**
- * A collection whose send timed out or was reset after the provider took it: we never learned the
- * provider's id, so its callback matches nothing by id. This adopts it by what the paying callback
- * tells (the number that paid and the amount): exactly one unsettled COLLECT request of this adapter
- * without `key` in its ids, on a PENDING transaction of that number and amount, gets `ids` and is
- * returned; none or several: undefined (left to the operator). Nothing is applied here: the caller
- * hands the callback to `handleCallback`, which confirms by querying the provider with those ids.
+ * A collection whose send timed out or was reset after the provider took it, or whose process died
+ * before the answer was saved: we never learned the provider's id, so its callback matches nothing by
+ * id. The candidate is the one unsettled COLLECT request of this adapter without `key` in its ids, on
+ * a PENDING transaction of the number that paid and that amount (the operator's queue included);
+ * none or several: undefined. Nothing is written here: `handleCallback` queries the provider with
+ * the callback's ids (`adoptIds`) and stores them only if the provider confirms the claim.
  */
-export async function adoptOrphanCollection(
+export async function findOrphanCollection(
   db: Queryable,
   adapterName: string,
-  input: { key: string; msisdn: string; amount: string; ids: Record<string, string> },
+  input: { key: string; msisdn: string; amount: string },
 ): Promise<{ id: string; transactionId: string } | undefined> {
   const digits = input.msisdn.replace(/\D/g, '');
   const candidates = await rows<{ id: string; transactionId: string }>(
@@ -52,19 +66,12 @@ export async function adoptOrphanCollection(
     sql`select r.id, r.transaction_id as "transactionId" from provider_requests r
   join transactions t on t.id = r.transaction_id
   where r.adapter = ${adapterName} and r.operation = 'COLLECT'
-    and r.state in ('SENDING', 'UNCERTAIN', 'AWAITING') and not (r.provider_ids ? ${input.key})
+    and r.state in ('SENDING', 'UNCERTAIN', 'AWAITING', 'OPERATOR') and not (r.provider_ids ? ${input.key})
     and t.status = 'PENDING' and regexp_replace(t.msisdn, '\D', '', 'g') = ${digits}
     and t.amount = ${input.amount}::numeric
   limit 2`,
   );
-  if (candidates.length !== 1) return undefined;
-  const [only] = candidates;
-  await run(
-    db,
-    sql`update provider_requests set provider_ids = provider_ids || ${JSON.stringify(input.ids)}::jsonb
-  where id = ${only!.id} and not (provider_ids ? ${input.key})`,
-  );
-  return only;
+  return candidates.length === 1 ? candidates[0] : undefined;
 }
 
 /**
@@ -82,24 +89,41 @@ export async function recordUnmatched(
   await run(
     deps.db,
     sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at,
-  latency_ms, http_status, provider_ids, request_body, response_body, note)
+  latency_ms, http_status, provider_ids, request_body, response_body, note, source_address, confirmed)
   values (${createId()}, null, null, 'callback', ${e.operation}, ${e.startedAt.toISOString()}::timestamptz,
   ${Math.round(e.latencyMs)}, ${e.status}, null, ${JSON.stringify(e.requestBody ?? null)}::jsonb,
-  ${JSON.stringify(e.responseBody ?? null)}::jsonb, ${`unmatched ${adapterName} callback: ${reason}`})`,
+  ${JSON.stringify(e.responseBody ?? null)}::jsonb, ${`unmatched ${adapterName} callback: ${reason}`},
+  ${e.sourceAddress ?? null}, false)`,
   );
 }
 
 export type CallbackClaim = { status: FinalStatus | 'PENDING'; reason?: string; receipt?: string };
 
+export type CallbackInput = {
+  adapterName: string;
+  requestId: string;
+  claimed: CallbackClaim;
+  exchange: ExchangeRecord;
+  /**
+   * Ids the callback gives for a request that has none yet (a push whose answer was lost): the
+   * query asks with them, and they are stored only if the provider confirms the claim.
+   */
+  adoptIds?: Record<string, string>;
+};
+
 /**
- * A provider's callback, never trusted alone: it is recorded (and its claim kept on the request),
- * then the adapter is queried, and the order is paid or the payout recorded only when the query's
- * final status equals the claim. A contradiction changes nothing: it is logged `suspicious` and
- * recorded. Anything else ('unconfirmed') is left to the reconciliation sweep.
+ * A provider's callback, never trusted alone: it is kept as it came (an append-only record with its
+ * source address and its claim), then the provider is queried, and the order is paid or the payout
+ * recorded only when the query's final status equals the claim. Nothing of the callback (ids, claim,
+ * receipt) is written to the request before that: a confirmed claim becomes the request's `claimed`
+ * and the record is marked confirmed; a contradiction changes nothing (logged `suspicious`, the record
+ * marked unconfirmed), except that a claim of payment the query denies is put to the provider's own
+ * record of the receipt (`disputeOrApply`). A callback on a collection that ended unpaid is checked
+ * too: a payment the provider confirms after the order ended is refunded.
  */
 export async function handleCallback(
   deps: PipelineDeps,
-  input: { adapterName: string; requestId: string; claimed: CallbackClaim; exchange: ExchangeRecord },
+  input: CallbackInput,
 ): Promise<'applied' | 'already-final' | 'contradicted' | 'unconfirmed'> {
   const count = (outcome: string) =>
     deps.metrics.providerCallbacks.inc({ adapter: input.adapterName, outcome });
@@ -109,14 +133,12 @@ export async function handleCallback(
     count('unconfirmed');
     return 'unconfirmed';
   }
-  await deps.db.transaction(async (tx) => {
-    await recordExchanges(tx, request, 'callback', [input.exchange]);
-    await run(
-      tx,
-      sql`update provider_requests set claimed = ${JSON.stringify(input.claimed)}::jsonb where id = ${request.id}`,
-    );
-  });
-  if (request.state === 'DONE') {
+  const [callbackId] = await recordExchanges(deps.db, request, 'callback', [input.exchange], input.claimed);
+  const latePayment =
+    request.operation === 'COLLECT' &&
+    input.claimed.status === 'SUCCESS' &&
+    request.transactionStatus !== 'SUCCESS';
+  if (request.state === 'DONE' && !latePayment) {
     count('confirmed');
     return 'already-final';
   }
@@ -125,58 +147,100 @@ export async function handleCallback(
     count('unconfirmed');
     return 'unconfirmed';
   }
-  const answer = await callQuery(deps, adapter, request);
+  const asked = input.adoptIds
+    ? { ...request, providerIds: { ...request.providerIds, ...input.adoptIds } }
+    : request;
+  const answer = await callQuery(deps, adapter, asked);
   const now = deps.clock();
-  return deps.db
-    .transaction(async (tx) => {
-      const current = await loadRequest(tx, request.id, true);
-      if (!current) return 'unconfirmed';
-      await recordExchanges(tx, current, 'query', answer.exchanges);
-      if (answer.kind === 'unknown' && answer.providerIds)
-        await mergeProviderIds(tx, current.id, answer.providerIds);
-      if (answer.kind !== 'final') {
+  const outcome = await deps.db.transaction(async (tx) => {
+    const current = await loadRequest(tx, request.id, true);
+    if (!current) return 'unconfirmed';
+    await recordExchanges(tx, current, 'query', answer.exchanges);
+    if (answer.kind === 'unknown' && answer.providerIds && !input.adoptIds)
+      await mergeProviderIds(tx, current.id, answer.providerIds);
+    if (answer.kind !== 'final') {
+      await recordDecision(
+        tx,
+        current,
+        'callback',
+        `callback unconfirmed: the query says ${answer.kind}`,
+        now,
+      );
+      count('unconfirmed');
+      return 'unconfirmed';
+    }
+    if (answer.status !== input.claimed.status) {
+      const note = `suspicious callback: claims ${input.claimed.status}, the query says ${answer.status}; nothing changed`;
+      deps.log.warn(
+        {
+          suspicious: true,
+          requestId: current.id,
+          transactionId: current.transactionId,
+          claimed: input.claimed.status,
+          queried: answer.status,
+          source: input.exchange.sourceAddress,
+        },
+        note,
+      );
+      await markCallback(tx, callbackId!, false);
+      await recordDecision(tx, current, 'callback', note, now);
+      count('contradicted');
+      // Adopting: the query was about ids that are not (yet) this request's; nothing to dispute.
+      if (!input.adoptIds && current.state !== 'DONE' && adapter.queryReceipt)
+        await disputeIfPaidClaim(tx, deps, current, answer, now);
+      return 'contradicted';
+    }
+    if (input.adoptIds) {
+      const taken = await Promise.all(
+        Object.entries(input.adoptIds).map(([key, value]) =>
+          findRequestByProviderId(tx, current.adapter, key, value),
+        ),
+      );
+      if (taken.some((other) => other && other.id !== current.id)) {
         await recordDecision(
           tx,
           current,
           'callback',
-          `callback unconfirmed: the query says ${answer.kind}`,
+          'adoption refused: its ids belong to another request',
           now,
         );
         count('unconfirmed');
         return 'unconfirmed';
       }
-      if (answer.status !== input.claimed.status) {
-        const note = `suspicious callback: claims ${input.claimed.status}, the query says ${answer.status}; nothing changed`;
-        deps.log.warn(
-          {
-            suspicious: true,
-            requestId: current.id,
-            transactionId: current.transactionId,
-            claimed: input.claimed.status,
-            queried: answer.status,
-          },
-          note,
-        );
-        await recordDecision(tx, current, 'callback', note, now);
-        count('contradicted');
-        return 'contradicted';
-      }
-      count('confirmed');
-      if (current.state === 'DONE') return 'already-final';
-      const decided = await applyFinal(tx, deps, current, answer, now);
-      await recordDecision(tx, current, 'callback', `callback confirmed by query; ${decided.note}`, now);
-      return 'applied';
-    })
-    .then((outcome) => {
-      if (outcome === 'applied') deps.log.info({ requestId: request.id }, 'callback confirmed and applied');
-      return outcome;
+      await mergeProviderIds(tx, current.id, input.adoptIds);
+      await recordDecision(
+        tx,
+        current,
+        'callback',
+        "adopted: the provider confirmed the callback's ids",
+        now,
+      );
+    }
+    await markCallback(tx, callbackId!, true);
+    count('confirmed');
+    if (current.state !== 'DONE') await setClaimed(tx, current.id, input.claimed);
+    if (current.state === 'DONE' && !latePayment) return 'already-final';
+    const receipt = answer.receipt ?? input.claimed.receipt;
+    const decided = await applyFinal(tx, deps, current, { ...answer, ...(receipt ? { receipt } : {}) }, now, {
+      late: current.state === 'DONE',
     });
+    await recordDecision(tx, current, 'callback', `callback confirmed by query; ${decided.note}`, now);
+    return 'applied';
+  });
+  if (outcome === 'applied') {
+    deps.log.info({ requestId: request.id }, 'callback confirmed and applied');
+    deps.nudge?.();
+  }
+  return outcome;
 }
 
 /**
- * The answer to a query that comes later (Daraja B2C Transaction Status arrives on a callback):
+ * The answer to a query that comes later (Daraja's Transaction Status arrives on a callback):
  * decided exactly as a query's answer in the worker. A request already done records it only;
- * not-found means the provider never received it, so it is queued to be sent again (same id).
+ * not-found means the provider never received it, so it is queued to be sent again (same id). For a
+ * collection whose receipt is in dispute, this is the provider's own record of that receipt: a
+ * completed payment of our amount from our customer's number settles it as paid; anything else
+ * leaves the sources in disagreement, and the operator decides.
  */
 export async function recordQueryAnswer(
   deps: PipelineDeps,
@@ -192,6 +256,11 @@ export async function recordQueryAnswer(
     let decided: Decided;
     if (current.state === 'DONE') {
       decided = { note: `late query answer (${result.kind}); already done, nothing changed`, nudge: false };
+    } else if (current.providerIds[DISPUTED_RECEIPT] !== undefined) {
+      // An answer that came is an answer: one we cannot read (Daraja's undocumented "not found") is
+      // no record of the payment.
+      const answer = result.kind === 'unknown' ? { kind: 'not-found' as const, exchanges: [] } : result;
+      decided = await settleDispute(tx, deps, current, answer, now);
     } else if (result.kind === 'not-found') {
       await setState(tx, current.id, { state: 'QUEUED', nextAttemptAt: now }, now);
       decided = {
@@ -199,17 +268,6 @@ export async function recordQueryAnswer(
         nudge: true,
       };
     } else {
-      const claimed = current.claimed?.status;
-      if (
-        result.kind === 'final' &&
-        claimed !== undefined &&
-        claimed !== 'PENDING' &&
-        claimed !== result.status
-      )
-        deps.log.warn(
-          { suspicious: true, requestId, claimed, queried: result.status },
-          'callback contradicted by the query',
-        );
       decided = await decideOnQuery(
         tx,
         deps,
@@ -222,5 +280,16 @@ export async function recordQueryAnswer(
     await recordDecision(tx, current, 'query', decided.note, now);
     return decided;
   });
-  if (decided?.nudge) deps.log.info({ requestId }, 'query answer recorded; more to send');
+  if (decided?.nudge) {
+    deps.log.info({ requestId }, 'query answer recorded; more to send');
+    deps.nudge?.();
+  }
+}
+
+/** The confirmed facts of a callback, kept on the request; a settled request's are never replaced. */
+async function setClaimed(q: Queryable, id: string, claimed: CallbackClaim): Promise<void> {
+  await run(
+    q,
+    sql`update provider_requests set claimed = ${JSON.stringify(claimed)}::jsonb where id = ${id} and state <> 'DONE'`,
+  );
 }

@@ -1,8 +1,17 @@
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client.ts';
+import { one } from '../../../db/query.ts';
+import { amountString, Big } from '../../../lib/money.ts';
 import { applyProviderResult } from '../apply-callback.ts';
-import type { FinalStatus, QueryResult, SendResult } from './adapter.ts';
-import { type LoadedRequest, recordDecision, recordExchanges, setState } from './store.ts';
-import type { PipelineDeps } from './types.ts';
+import type { FinalStatus, PaymentEvidence, QueryResult, SendResult } from './adapter.ts';
+import { type LoadedRequest, mergeProviderIds, recordDecision, recordExchanges, setState } from './store.ts';
+import { adaptersOf, type PipelineDeps } from './types.ts';
+
+/**
+ * The key, in a collection's providerIds, of a receipt a paying callback named while the status
+ * query denied the payment: the provider's own record of that receipt decides (`settleDispute`).
+ */
+export const DISPUTED_RECEIPT = 'disputedReceipt';
 
 /** What a decision asks of the caller after commit: run the worker again (new disbursements). */
 export type Decided = { note: string; nudge: boolean };
@@ -55,6 +64,7 @@ export async function applyFinal(
   request: LoadedRequest,
   final: { status: FinalStatus; reason?: string; receipt?: string },
   now: Date,
+  options: { late?: boolean } = {},
 ): Promise<Decided> {
   const result = await applyProviderResult(
     tx,
@@ -63,6 +73,7 @@ export async function applyFinal(
       status: final.status,
       providerReference: final.receipt ?? request.providerIds.reference ?? request.id,
       reason: final.reason,
+      ...(options.late ? { late: true } : {}),
     },
     deps,
   );
@@ -89,14 +100,30 @@ async function keepWaiting(
   deps: PipelineDeps,
   request: LoadedRequest,
   now: Date,
-  wait: { state: 'AWAITING' | 'UNCERTAIN'; afterMs: number; attempts?: number; why: string },
+  wait: {
+    state: 'AWAITING' | 'UNCERTAIN';
+    afterMs: number;
+    attempts?: number;
+    why: string;
+    /** The provider itself said pending: the customer has not paid (yet). */
+    pending?: boolean;
+  },
 ): Promise<Decided> {
   if (pastMaxAge(deps, request, now)) {
     const reason = `no answer from the provider within ${deps.settings.PAYMENT_MAX_PENDING_SECONDS} s`;
-    if (request.operation === 'COLLECT')
+    // A collection fails only on the provider's own word that nothing was paid yet; one we could not
+    // ask about (no provider id: the answer to the push was lost), or whose payment is in dispute,
+    // may have been paid: the operator decides with what we know (docs/payments.md, Crashes).
+    const mayHavePaid = !wait.pending || request.providerIds[DISPUTED_RECEIPT] !== undefined;
+    if (request.operation === 'COLLECT' && !mayHavePaid)
       return applyFinal(tx, deps, request, { status: 'FAILED', reason }, now);
-    await setState(tx, request.id, { state: 'OPERATOR', lastError: `${reason} (${wait.why})` }, now);
-    return { note: `to the operator: ${reason} (${wait.why})`, nudge: false };
+    const what =
+      request.operation === 'COLLECT'
+        ? `the customer may have paid ${amountString(request.amount)} ${request.amount.currency} from ${request.msisdn}; find it in the provider's records`
+        : `the customer is owed ${amountString(request.amount)} ${request.amount.currency}`;
+    const lastError = `${reason} (${wait.why}): ${what}`;
+    await setState(tx, request.id, { state: 'OPERATOR', lastError }, now);
+    return { note: `to the operator: ${lastError}`, nudge: false };
   }
   await setState(
     tx,
@@ -193,16 +220,106 @@ export async function decideOnQuery(
   reconcileAfterMs: number,
 ): Promise<Decided> {
   switch (result.kind) {
-    case 'final':
-      return applyFinal(tx, deps, request, result, now);
+    case 'final': {
+      if (request.providerIds[DISPUTED_RECEIPT] !== undefined)
+        return settleDispute(tx, deps, request, result, now);
+      const disputed = await disputeIfPaidClaim(tx, deps, request, result, now);
+      return disputed ?? applyFinal(tx, deps, request, result, now);
+    }
     case 'pending':
       return keepWaiting(tx, deps, request, now, {
         state: 'AWAITING',
         afterMs: pendingLookMs(deps.settings, request.createdAt, now, reconcileAfterMs),
         why: 'the provider says pending',
+        pending: true,
       });
     case 'unknown':
       return failedAttempt(tx, deps, request, now, 'unknown', result.reason, reconcileAfterMs);
+  }
+}
+
+/**
+ * A collection the status query calls unpaid while a callback claimed a payment with a receipt:
+ * before anything is decided, the provider's own record of that receipt is asked (an adapter with
+ * `queryReceipt`: Daraja's Transaction Status). The request waits, due at once, with the receipt
+ * under DISPUTED_RECEIPT; nothing is failed meanwhile. Undefined: no such claim, or the adapter's
+ * status query is its authoritative record (MTN, Airtel), so the query's answer stands.
+ */
+export async function disputeIfPaidClaim(
+  tx: Tx,
+  deps: PipelineDeps,
+  request: LoadedRequest,
+  answer: { status: FinalStatus },
+  now: Date,
+): Promise<Decided | undefined> {
+  if (request.operation !== 'COLLECT' || answer.status === 'SUCCESS') return undefined;
+  if (!adaptersOf(deps.registry).get(request.adapter)?.queryReceipt) return undefined;
+  const claim = await one<{ receipt: string }>(
+    tx,
+    sql`select claim->>'receipt' as receipt from provider_exchanges
+  where provider_request_id = ${request.id} and kind = 'callback'
+    and claim->>'status' = 'SUCCESS' and claim->>'receipt' is not null
+  order by at desc limit 1`,
+  );
+  if (!claim) return undefined;
+  await mergeProviderIds(tx, request.id, { [DISPUTED_RECEIPT]: claim.receipt });
+  const why = `a callback says paid (receipt ${claim.receipt}), the query says ${answer.status}: asking the provider's record of the receipt`;
+  await setState(tx, request.id, { state: 'AWAITING', nextAttemptAt: now, lastError: why }, now);
+  return { note: why, nudge: true };
+}
+
+/**
+ * The provider's own record of a disputed receipt: a completed payment of this request's amount
+ * from this request's number settles it as paid, with that receipt. Anything else (failed, not
+ * found, another amount or payer) leaves the sources in disagreement: the operator decides, and the
+ * order is neither executed nor failed until then. Pending or unknown: asked again, bounded by the
+ * maximum age, after which the operator decides.
+ */
+export async function settleDispute(
+  tx: Tx,
+  deps: PipelineDeps,
+  request: LoadedRequest,
+  result: QueryResult,
+  now: Date,
+): Promise<Decided> {
+  const receipt = request.providerIds[DISPUTED_RECEIPT]!;
+  if (result.kind === 'final' && result.status === 'SUCCESS' && evidenceMatches(request, result.evidence)) {
+    const decided = await applyFinal(tx, deps, request, { status: 'SUCCESS', receipt }, now);
+    return { ...decided, note: `the provider's record of ${receipt} shows the payment; ${decided.note}` };
+  }
+  if (result.kind === 'final' || result.kind === 'not-found') {
+    const says =
+      result.kind === 'final'
+        ? `${result.status}${result.status === 'SUCCESS' ? ' for another amount or payer' : ''}`
+        : 'no such payment';
+    const lastError = `sources disagree: a callback says paid (receipt ${receipt}), the status query denies it, the provider's record of the receipt says ${says}; the operator decides`;
+    await setState(tx, request.id, { state: 'OPERATOR', lastError }, now);
+    deps.log.warn({ suspicious: true, requestId: request.id, receipt }, 'payment sources disagree');
+    return { note: `to the operator: ${lastError}`, nudge: false };
+  }
+  const reconcileMs = adaptersOf(deps.registry).get(request.adapter)?.reconcileAfterMs ?? 60_000;
+  return keepWaiting(tx, deps, request, now, {
+    state: 'AWAITING',
+    afterMs: pendingLookMs(deps.settings, request.createdAt, now, reconcileMs),
+    why: `the receipt ${receipt} is in dispute; ${result.kind === 'unknown' ? result.reason : 'pending'}`,
+  });
+}
+
+/** The provider's record names our amount and our customer's number (when it names them at all). */
+function evidenceMatches(request: LoadedRequest, evidence: PaymentEvidence | undefined): boolean {
+  if (!evidence?.amount || !evidence.party) return false;
+  const amount = parseAmount(evidence.amount);
+  if (!amount) return false;
+  const digits = request.msisdn.replace(/\D/g, '');
+  const party = evidence.party.replace(/\D/g, '');
+  return amount.eq(request.amount.amount) && digits.length >= 9 && party.includes(digits.slice(-9));
+}
+
+function parseAmount(text: string) {
+  try {
+    return new Big(text.trim());
+  } catch {
+    return undefined;
   }
 }
 

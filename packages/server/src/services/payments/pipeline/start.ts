@@ -2,7 +2,7 @@ import type { AppContext } from '../../../context.ts';
 import type { CallbackPipeline } from '../callback-pipeline.ts';
 import type { Log } from '../provider.ts';
 import {
-  adoptOrphanCollection,
+  findOrphanCollection,
   findRequestByProviderId,
   handleCallback,
   recordQueryAnswer,
@@ -41,11 +41,11 @@ export function startPayments(ctx: AppContext, log: Log): PaymentWorker {
 
 /** The pipeline's callback entry points with their deps bound, for the provider callback routes. */
 export function callbackPipelineFor(ctx: AppContext, log: Log): CallbackPipeline {
-  const deps = pipelineDeps(ctx, log);
+  const deps = { ...pipelineDeps(ctx, log), nudge: () => ctx.paymentWorker?.nudge() };
   return {
     findRequestByProviderId: (adapterName, key, value) =>
       findRequestByProviderId(deps.db, adapterName, key, value),
-    adoptOrphanCollection: (adapterName, input) => adoptOrphanCollection(deps.db, adapterName, input),
+    findOrphanCollection: (adapterName, input) => findOrphanCollection(deps.db, adapterName, input),
     handleCallback: (input) => handleCallback(deps, input),
     recordQueryAnswer: (requestId, result) => recordQueryAnswer(deps, requestId, result),
     recordUnmatched: (adapterName, exchange, reason) => recordUnmatched(deps, adapterName, exchange, reason),

@@ -16,6 +16,8 @@ export type LoadedRequest = ProviderRequest & {
   lockedUntil: string | null;
   transactionStatus: 'PENDING' | 'SUCCESS' | 'FAILED' | 'CANCELLED';
   claimed: Record<string, unknown> | null;
+  /** When the call that could move money was about to leave (null: never sent, or queued again). */
+  dispatchedAt: string | null;
 };
 
 type Selected = Omit<LoadedRequest, 'amount' | 'createdAt'> & {
@@ -28,6 +30,7 @@ type Selected = Omit<LoadedRequest, 'amount' | 'createdAt'> & {
 const COLUMNS = sql`r.id, r.transaction_id as "transactionId", r.organization_id as "organizationId",
   r.adapter, r.operation, r.state, r.attempts, r.provider_ids as "providerIds", r.claimed,
   r.locked_until::text as "lockedUntil", r.created_at::text as "createdAt",
+  r.dispatched_at::text as "dispatchedAt",
   t.amount::text as amount, t.currency, t.msisdn, t.status as "transactionStatus"`;
 const SELECT = sql`select ${COLUMNS} from provider_requests r join transactions t on t.id = r.transaction_id`;
 
@@ -119,9 +122,11 @@ export async function handBack(q: Queryable, id: string, lease: string, until: s
 }
 
 export async function setState(q: Queryable, id: string, change: StateChange, now: Date): Promise<void> {
+  // Queued again (not sent, or never received): the next send is a first send.
+  const dispatched = change.state === 'QUEUED' ? sql`null` : sql`dispatched_at`;
   await run(
     q,
-    sql`update provider_requests set state = ${change.state}, locked_until = null,
+    sql`update provider_requests set state = ${change.state}, locked_until = null, dispatched_at = ${dispatched},
   next_attempt_at = coalesce(${change.nextAttemptAt?.toISOString() ?? null}::timestamptz, next_attempt_at),
   attempts = coalesce(${change.attempts ?? null}::int, attempts),
   provider_ids = coalesce(${change.providerIds ? JSON.stringify(change.providerIds) : null}::jsonb, provider_ids),
@@ -131,9 +136,26 @@ export async function setState(q: Queryable, id: string, change: StateChange, no
   );
 }
 
+/**
+ * Marks a claimed request as about to be sent, with the ids of ours the provider will know it by
+ * (MTN's X-Reference-Id), only while this worker's lease holds. False: the lease was lost (the
+ * request was taken over or settled), and nothing may be sent.
+ */
+export async function markDispatched(
+  q: Queryable,
+  input: { id: string; lease: string; now: Date; ownIds?: Record<string, string> },
+): Promise<boolean> {
+  const changed = await run(
+    q,
+    sql`update provider_requests set dispatched_at = ${input.now.toISOString()}::timestamptz,
+  provider_ids = provider_ids || ${JSON.stringify(input.ownIds ?? {})}::jsonb
+  where id = ${input.id} and state = 'SENDING' and locked_until = ${input.lease}::timestamptz`,
+  );
+  return changed > 0;
+}
+
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
-/** Records the HTTP exchanges of one call (`kind` request, query or callback). */
 /** Adds ids a provider gave us (e.g. the id of a status query whose answer comes by callback). */
 export async function mergeProviderIds(q: Queryable, id: string, ids: Record<string, string>): Promise<void> {
   await run(
@@ -142,22 +164,35 @@ export async function mergeProviderIds(q: Queryable, id: string, ids: Record<str
   );
 }
 
+/** Records the HTTP exchanges of one call (`kind` request, query or callback); their row ids. */
 export async function recordExchanges(
   q: Queryable,
   request: { id: string; transactionId: string; providerIds: Record<string, string> },
   kind: 'request' | 'query' | 'callback',
   exchanges: ExchangeRecord[],
-): Promise<void> {
+  /** A callback's claim, kept with it as it came. */
+  claim?: Record<string, unknown>,
+): Promise<string[]> {
+  const ids: string[] = [];
   for (const e of exchanges) {
+    const id = createId();
+    ids.push(id);
     await run(
       q,
       sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at,
-  latency_ms, http_status, provider_ids, request_body, response_body, note)
-  values (${createId()}, ${request.id}, ${request.transactionId}, ${kind}, ${e.operation},
+  latency_ms, http_status, provider_ids, request_body, response_body, note, source_address, claim)
+  values (${id}, ${request.id}, ${request.transactionId}, ${kind}, ${e.operation},
   ${e.startedAt.toISOString()}::timestamptz, ${Math.round(e.latencyMs)}, ${e.status},
-  ${json(request.providerIds)}::jsonb, ${json(e.requestBody)}::jsonb, ${json(e.responseBody)}::jsonb, ${e.error})`,
+  ${json(request.providerIds)}::jsonb, ${json(e.requestBody)}::jsonb, ${json(e.responseBody)}::jsonb, ${e.error},
+  ${e.sourceAddress ?? null}, ${json(claim)}::jsonb)`,
     );
   }
+  return ids;
+}
+
+/** A callback's standing once the provider answered about it (append-only otherwise). */
+export async function markCallback(q: Queryable, exchangeId: string, confirmed: boolean): Promise<void> {
+  await run(q, sql`update provider_exchanges set confirmed = ${confirmed} where id = ${exchangeId}`);
 }
 
 /** Records what the pipeline decided and why (kind 'decision'). */

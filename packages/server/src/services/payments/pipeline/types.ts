@@ -31,6 +31,8 @@ export type PipelineDeps = {
   settings: PipelineSettings;
   /** Per-adapter circuit breakers of this process (worker.ts); absent: every adapter is called. */
   breakers?: import('./breaker.ts').Breakers;
+  /** Runs this instance's worker soon (a settlement queued a refund, a request is due again). */
+  nudge?: () => void;
   /** Uniform in [0, 1): the backoff's jitter (tests pass a fixed one). */
   random?: () => number;
 };

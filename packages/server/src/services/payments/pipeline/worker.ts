@@ -4,13 +4,14 @@ import { one } from '../../../db/query.ts';
 import { handBackAfterFailure, startPassLoop } from '../../../lib/pass-loop.ts';
 import type { PaymentAdapter, QueryResult, SendResult } from './adapter.ts';
 import { type BreakerState, createBreakers, providerFailed } from './breaker.ts';
-import { type Decided, decideOnQuery, decideOnSend } from './decide.ts';
+import { type Decided, DISPUTED_RECEIPT, decideOnQuery, decideOnSend } from './decide.ts';
 import {
   type ClaimedRequest,
   claimDue,
   handBack,
   type LoadedRequest,
   loadRequest,
+  markDispatched,
   mergeProviderIds,
   recordDecision,
   recordExchanges,
@@ -57,8 +58,15 @@ async function call<R extends SendResult | QueryResult>(
   return result;
 }
 
-export const callQuery = (deps: PipelineDeps, adapter: PaymentAdapter, request: LoadedRequest) =>
-  call(deps, adapter, 'query', () => adapter.query(request));
+/** Queries the provider; a collection whose receipt is in dispute asks the provider's record of it. */
+export const callQuery = (deps: PipelineDeps, adapter: PaymentAdapter, request: LoadedRequest) => {
+  const disputed = request.providerIds[DISPUTED_RECEIPT];
+  return call(deps, adapter, 'query', () =>
+    disputed !== undefined && adapter.queryReceipt
+      ? adapter.queryReceipt(request, disputed)
+      : adapter.query(request),
+  );
+};
 
 type Calls = Array<{
   kind: 'request' | 'query';
@@ -119,7 +127,10 @@ async function processClaimed(
   lease: string,
 ): Promise<boolean> {
   const calls: Calls = [];
-  if (request.previousState !== 'QUEUED') {
+  // A SENDING request never marked dispatched: its holder died between the claim and the call, so
+  // nothing left us and it is sent as if queued (one prompt), never queried for an id it cannot have.
+  const neverSent = request.previousState === 'SENDING' && request.dispatchedAt === null;
+  if (request.previousState !== 'QUEUED' && !neverSent) {
     // UNCERTAIN, AWAITING, or SENDING whose holder died: the request may have reached the provider.
     const answer = await callQuery(deps, adapter, request);
     calls.push({
@@ -140,7 +151,17 @@ async function processClaimed(
       return { note: `not sent: the transaction is already ${current.transactionStatus}`, nudge: false };
     });
   }
-  const sent = await call(deps, adapter, 'send', () => adapter.send(request));
+  // Marked just before the call leaves, while this worker's lease holds (markDispatched).
+  let dispatched = false;
+  const dispatching = async () => {
+    if (dispatched) return;
+    const ownIds = adapter.ownIds?.(request);
+    if (!(await markDispatched(deps.db, { id: request.id, lease, now: deps.clock(), ownIds })))
+      throw new Error('the lease was lost before sending; not sent');
+    dispatched = true;
+  };
+  if (!adapter.callsDispatching) await dispatching();
+  const sent = await call(deps, adapter, 'send', () => adapter.send(request, dispatching));
   calls.push({ kind: 'request', exchanges: sent.exchanges });
   return record(deps, request, lease, calls, 'send', (tx, current, now) =>
     decideOnSend(tx, deps, current, sent, now, adapter.reconcileAfterMs),

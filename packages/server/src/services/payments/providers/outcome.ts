@@ -33,6 +33,8 @@ export type ExchangeRecord = {
   startedAt: Date;
   latencyMs: number;
   error: string | null;
+  /** An inbound callback's source address (after TRUST_PROXY), as the route saw it. */
+  sourceAddress?: string;
 };
 
 /** A parse of an inbound provider body: never throws, a failure says where the body went wrong. */

@@ -23,6 +23,8 @@ export type AirtelCallbackInput = {
   /** The optional path segment after the token (`collection`, `disbursement`): a label only. */
   pathRef?: string;
   receivedAt: Date;
+  /** Where the callback came from (the route's request.ip, after TRUST_PROXY). */
+  sourceAddress?: string;
   log: Log;
   /** Redacted wherever they occur in the recorded body. */
   secretValues?: readonly string[];
@@ -54,6 +56,7 @@ export async function handleAirtelCallback(
     status: 200,
     responseBody: CALLBACK_ACK,
     startedAt: input.receivedAt,
+    ...(input.sourceAddress ? { sourceAddress: input.sourceAddress } : {}),
     latencyMs: Date.now() - input.receivedAt.getTime(),
     error,
   });

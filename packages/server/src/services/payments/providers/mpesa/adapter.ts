@@ -22,6 +22,8 @@ export type StkPushInput = {
   accountReference: string;
   /** At most 13 characters. */
   description: string;
+  /** Awaited after the token call, just before the push leaves; if it throws, nothing is sent. */
+  dispatching?: () => Promise<void>;
 };
 export type StkPushAccepted = {
   merchantRequestId: string;
@@ -43,6 +45,8 @@ export type B2cInput = {
   remarks: string;
   occasion?: string;
   commandId?: 'BusinessPayment' | 'SalaryPayment' | 'PromotionPayment';
+  /** Awaited after the token call, just before the payout leaves; if it throws, nothing is sent. */
+  dispatching?: () => Promise<void>;
 };
 export type AsyncAccepted = { conversationId: string; originatorConversationId: string };
 
@@ -54,9 +58,14 @@ export type B2cOutcome =
   | CallOutcome<AsyncAccepted>
   | { kind: 'duplicate'; originatorConversationId: string; exchanges: ExchangeRecord[] };
 
-export type TransactionStatusInput =
-  | { originatorConversationId: string; transactionId?: undefined; remarks?: string }
-  | { transactionId: string; originatorConversationId?: string; remarks?: string };
+/**
+ * `of`: whose transaction it is: a payout of the B2C shortcode (default) or a collection of the
+ * paybill (STK), which names the shortcode Daraja searches (PartyA).
+ */
+export type TransactionStatusInput = { remarks?: string; of?: 'payout' | 'collection' } & (
+  | { originatorConversationId: string; transactionId?: undefined }
+  | { transactionId: string; originatorConversationId?: string }
+);
 
 export type MpesaAdapter = {
   readonly provider: 'MPESA';
@@ -123,12 +132,19 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
     makeBody: () => Record<string, unknown>,
     onSuccess: (json: unknown) => T | null,
     onEnvelope: (e: DarajaError) => T | null = () => null,
+    dispatching?: () => Promise<void>,
   ): Promise<CallOutcome<T>> {
     const exchanges: ExchangeRecord[] = [];
     for (let attempt = 1; ; attempt++) {
       const token = await tokens.get();
       exchanges.push(...token.exchanges);
       if (!token.ok) return { kind: 'not-sent', detail: token.detail, exchanges };
+      try {
+        await dispatching?.();
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        return { kind: 'not-sent', detail: `not dispatched: ${detail}`, exchanges };
+      }
       const { answer, record } = await sendHttp({
         provider: 'MPESA',
         operation,
@@ -207,6 +223,8 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
         ...(input.occasion ? { Occassion: input.occasion } : {}),
       }),
       parseAsyncAccepted,
+      undefined,
+      input.dispatching,
     );
     if (
       outcome.kind === 'rejected' &&
@@ -256,6 +274,8 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
             customerMessage: d.CustomerMessage ?? d.ResponseDescription,
           };
         },
+        undefined,
+        input.dispatching,
       );
     },
 
@@ -298,7 +318,7 @@ export function createMpesaAdapter(config: MpesaConfig, options: MpesaAdapterOpt
           ...(input.originatorConversationId
             ? { OriginalConversationID: input.originatorConversationId }
             : {}),
-          PartyA: config.b2cShortcode,
+          PartyA: input.of === 'collection' ? config.shortcode : config.b2cShortcode,
           IdentifierType: '4',
           ResultURL: callbackUrl(config, 'status-result'),
           QueueTimeOutURL: callbackUrl(config, 'status-timeout'),

@@ -45,6 +45,8 @@ export async function handleDarajaCallback(
     kind: MpesaCallbackKind;
     rawBody: string;
     receivedAt: Date;
+    /** Where the callback came from (the route's request.ip, after TRUST_PROXY). */
+    sourceAddress?: string;
     log: Log;
     matchWaitMs?: number;
     /** Redacted wherever they occur in the recorded body (the path token, echoed by a QueueTimeOut). */
@@ -63,6 +65,7 @@ export async function handleDarajaCallback(
     status: 200,
     responseBody: CALLBACK_ACK,
     startedAt: input.receivedAt,
+    ...(input.sourceAddress ? { sourceAddress: input.sourceAddress } : {}),
     latencyMs: Date.now() - input.receivedAt.getTime(),
     error,
   });
@@ -81,57 +84,61 @@ export async function handleDarajaCallback(
       await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
       found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
     }
-    if (!found && orphan) {
-      found = await orphan();
-      if (found)
-        log.warn({ kind, key, value, requestId: found.id }, 'Daraja callback adopted by number and amount');
-    }
-    if (!found) {
+    const candidate = !found && orphan ? await orphan() : undefined;
+    if (!found && !candidate) {
       log.warn({ kind, key, value }, 'Daraja callback: no request of ours has this id');
       await pipeline.recordUnmatched?.(MPESA_ADAPTER_NAME, exchange(), `unmatched ${key} ${value}`);
     }
-    return found;
+    return found ? { request: found } : candidate ? { request: candidate, orphan: true } : undefined;
   };
+  const findOne = async (key: string, value: string) => (await find(key, value))?.request;
 
   switch (kind) {
     case 'stk': {
       const parsed = parseStkCallback(rawBody);
       if (!parsed.ok) return malformed(parsed.error);
       const cb = parsed.value;
-      // A push whose answer we never got (timeout, reset) has no CheckoutRequestID of ours: a paying
-      // callback is matched by its number and amount, and then confirmed by STK Query like any other.
+      // A push whose answer we never got (timeout, reset, a crash) has no CheckoutRequestID of ours:
+      // the one pending collection of the number and amount a callback names is its candidate. The
+      // callback's ids are asked about by STK Query first, and stored only if Daraja confirms them.
       const payment = cb.payment;
       const orphan =
-        payment?.phoneNumber && pipeline.adoptOrphanCollection
+        payment?.phoneNumber && pipeline.findOrphanCollection
           ? () =>
-              pipeline.adoptOrphanCollection!(MPESA_ADAPTER_NAME, {
+              pipeline.findOrphanCollection!(MPESA_ADAPTER_NAME, {
                 key: DARAJA_IDS.checkoutRequestId,
                 msisdn: payment.phoneNumber!,
                 amount: String(payment.amount),
-                ids: {
-                  [DARAJA_IDS.checkoutRequestId]: cb.checkoutRequestId,
-                  [DARAJA_IDS.merchantRequestId]: cb.merchantRequestId,
-                },
               })
           : undefined;
-      const request = await find(DARAJA_IDS.checkoutRequestId, cb.checkoutRequestId, orphan);
-      if (!request) return 'unmatched';
+      const match = await find(DARAJA_IDS.checkoutRequestId, cb.checkoutRequestId, orphan);
+      if (!match) return 'unmatched';
+      if (match.orphan)
+        log.warn({ kind, requestId: match.request.id }, 'Daraja callback: a candidate by number and amount');
       return pipeline.handleCallback({
         adapterName: MPESA_ADAPTER_NAME,
-        requestId: request.id,
+        requestId: match.request.id,
         claimed: {
           status: cb.status,
           ...(cb.reason ? { reason: cb.reason } : {}),
           ...(cb.payment ? { receipt: cb.payment.receipt } : {}),
         },
         exchange: exchange(),
+        ...(match.orphan
+          ? {
+              adoptIds: {
+                [DARAJA_IDS.checkoutRequestId]: cb.checkoutRequestId,
+                [DARAJA_IDS.merchantRequestId]: cb.merchantRequestId,
+              },
+            }
+          : {}),
       });
     }
     case 'b2c-result': {
       const parsed = parseResultCallback(rawBody);
       if (!parsed.ok) return malformed(parsed.error);
       const r = parsed.value;
-      const request = await find(DARAJA_IDS.originatorConversationId, r.originatorConversationId);
+      const request = await findOne(DARAJA_IDS.originatorConversationId, r.originatorConversationId);
       if (!request) return 'unmatched';
       const receipt = r.transactionId ?? stringParameter(r, 'TransactionReceipt');
       return pipeline.handleCallback({
@@ -149,7 +156,10 @@ export async function handleDarajaCallback(
       // Not an outcome: Daraja gave up waiting internally; a Result may still follow.
       const parsed = parseQueueTimeoutCallback(rawBody);
       if (!parsed.ok) return malformed(parsed.error);
-      const request = await find(DARAJA_IDS.originatorConversationId, parsed.value.originatorConversationId);
+      const request = await findOne(
+        DARAJA_IDS.originatorConversationId,
+        parsed.value.originatorConversationId,
+      );
       if (!request) return 'unmatched';
       return pipeline.handleCallback({
         adapterName: MPESA_ADAPTER_NAME,
@@ -167,8 +177,8 @@ export async function handleDarajaCallback(
       // the Result's own id, that of our query, names the payout we asked about.
       const payoutId = stringParameter(r, 'OriginatorConversationID');
       const request = payoutId
-        ? await find(DARAJA_IDS.originatorConversationId, payoutId)
-        : await find(DARAJA_IDS.statusQueryId, r.originatorConversationId);
+        ? await findOne(DARAJA_IDS.originatorConversationId, payoutId)
+        : await findOne(DARAJA_IDS.statusQueryId, r.originatorConversationId);
       if (!request) return 'unmatched';
       await pipeline.recordQueryAnswer(request.id, transactionStatusAnswer(r, exchange()));
       return 'recorded';
@@ -198,11 +208,15 @@ export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecor
   const status = statusOfQueriedTransaction(r);
   if (status === 'PENDING') return { kind: 'pending', exchanges };
   const receipt = stringParameter(r, 'ReceiptNo') ?? r.transactionId ?? undefined;
+  // What Daraja's record says moved: checked against our request when a receipt is in dispute.
+  const amount = stringParameter(r, 'Amount');
+  const party = stringParameter(r, 'DebitPartyName');
   return {
     kind: 'final',
     status,
     ...(r.reason ? { reason: r.reason } : {}),
     ...(status === 'SUCCESS' && receipt ? { receipt } : {}),
+    ...(amount || party ? { evidence: { ...(amount ? { amount } : {}), ...(party ? { party } : {}) } } : {}),
     exchanges,
   };
 }

@@ -1,7 +1,7 @@
 import { amountString, Big, type Money, MoneyError, toMpesaAmount } from '../../../../lib/money.ts';
 import type { PaymentAdapter, ProviderRequest, QueryResult, SendResult } from '../../pipeline/adapter.ts';
 import type { CallOutcome } from '../outcome.ts';
-import type { MpesaAdapter } from './adapter.ts';
+import type { MpesaAdapter, TransactionStatusInput } from './adapter.ts';
 
 export type DarajaPaymentAdapterOptions = {
   /** How long after Daraja accepted a request the reconciliation sweep waits before it queries. */
@@ -24,7 +24,7 @@ export const DARAJA_IDS = {
   originatorConversationId: 'originatorConversationId',
   paidAmount: 'paidAmount',
   unpaidRemainder: 'unpaidRemainder',
-  /** The OriginatorConversationID of our latest Transaction Status query about a payout. */
+  /** The OriginatorConversationID of our latest Transaction Status query (a payout's, or a receipt's). */
   statusQueryId: 'statusQueryId',
 } as const;
 
@@ -56,7 +56,11 @@ export function createDarajaPaymentAdapter(
   const description = options.collectionDescription ?? 'Investment';
   const remarks = options.payoutRemarks ?? 'Investment payout';
 
-  async function collect(request: ProviderRequest, msisdn: string): Promise<SendResult> {
+  async function collect(
+    request: ProviderRequest,
+    msisdn: string,
+    dispatching?: () => Promise<void>,
+  ): Promise<SendResult> {
     let amount: number;
     try {
       amount = toMpesaAmount(request.amount);
@@ -72,6 +76,7 @@ export function createDarajaPaymentAdapter(
       // Shown in the customer's prompt; the transaction id's random tail (at most 12 characters).
       accountReference: request.transactionId.slice(-12),
       description,
+      dispatching,
     });
     if (outcome.kind !== 'accepted') return notAccepted(outcome);
     return {
@@ -84,7 +89,11 @@ export function createDarajaPaymentAdapter(
     };
   }
 
-  async function disburse(request: ProviderRequest, msisdn: string): Promise<SendResult> {
+  async function disburse(
+    request: ProviderRequest,
+    msisdn: string,
+    dispatching?: () => Promise<void>,
+  ): Promise<SendResult> {
     let split: ReturnType<typeof splitPayout>;
     try {
       split = splitPayout(request.amount);
@@ -108,6 +117,7 @@ export function createDarajaPaymentAdapter(
       amount: toMpesaAmount(split.whole),
       remarks,
       occasion: request.transactionId,
+      dispatching,
     });
     if (outcome.kind === 'duplicate') {
       // Daraja already has a payout with this id: the earlier attempt went through. Its Result
@@ -152,10 +162,12 @@ export function createDarajaPaymentAdapter(
   }
 
   async function queryPayout(request: ProviderRequest): Promise<QueryResult> {
-    const outcome = await mpesa.transactionStatus({
-      originatorConversationId: request.id,
-      remarks: 'reconciliation',
-    });
+    return askTransactionStatus({ originatorConversationId: request.id, remarks: 'reconciliation' });
+  }
+
+  /** Transaction Status, whose answer comes on the status-result callback (matched by statusQueryId). */
+  async function askTransactionStatus(input: TransactionStatusInput): Promise<QueryResult> {
+    const outcome = await mpesa.transactionStatus(input);
     if (outcome.kind !== 'accepted')
       return { kind: 'unknown', reason: describe(outcome), exchanges: outcome.exchanges };
     return {
@@ -172,14 +184,20 @@ export function createDarajaPaymentAdapter(
     reconcileAfterMs: options.reconcileAfterMs,
     country: 'KE',
     currency: 'KES',
-    async send(request) {
+    callsDispatching: true,
+    async send(request, dispatching) {
       const msisdn = darajaMsisdn(request.msisdn);
       if (!msisdn) return refusedBeforeSending(new RangeError('not a Safaricom-form number'));
-      return request.operation === 'COLLECT' ? collect(request, msisdn) : disburse(request, msisdn);
+      return request.operation === 'COLLECT'
+        ? collect(request, msisdn, dispatching)
+        : disburse(request, msisdn, dispatching);
     },
     query(request) {
       return request.operation === 'COLLECT' ? queryCollection(request) : queryPayout(request);
     },
+    // The payment's own record at the paybill: amount, paying party and status (docs/payments.md).
+    queryReceipt: (_request, receipt) =>
+      askTransactionStatus({ transactionId: receipt, of: 'collection', remarks: 'receipt check' }),
   };
 }
 

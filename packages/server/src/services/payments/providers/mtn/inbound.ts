@@ -2,8 +2,8 @@ import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.
 import type { Log } from '../../provider.ts';
 import { redact } from '../http-exchange.ts';
 import type { ExchangeRecord } from '../outcome.ts';
-import { type MtnStatusBody, parseMtnStatus } from './callbacks.ts';
-import { mtnReferenceId, UUID_V4 } from './config.ts';
+import { parseMtnStatus } from './callbacks.ts';
+import { UUID_V4 } from './config.ts';
 import { MTN_ADAPTER_NAME, MTN_IDS } from './pipeline-adapter.ts';
 import { MTN_SECRET_KEYS } from './token.ts';
 
@@ -28,6 +28,8 @@ export async function handleMtnCallback(
     method: string;
     pathRef?: string;
     receivedAt: Date;
+    /** Where the callback came from (the route's request.ip, after TRUST_PROXY). */
+    sourceAddress?: string;
     log: Log;
     matchWaitMs?: number;
     secretValues?: readonly string[];
@@ -46,6 +48,7 @@ export async function handleMtnCallback(
     status: 200,
     responseBody: null,
     startedAt: input.receivedAt,
+    ...(input.sourceAddress ? { sourceAddress: input.sourceAddress } : {}),
     latencyMs: Date.now() - input.receivedAt.getTime(),
     error,
   });
@@ -77,7 +80,6 @@ export async function handleMtnCallback(
     await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
     request = await pipeline.findRequestByProviderId(MTN_ADAPTER_NAME, key, value);
   }
-  if (!request && pathRef) request = await adoptOrphan(pipeline, cb, pathRef, log);
   if (!request) return unmatched(`unmatched ${key} ${value}`);
   if (cb.externalId !== null && cb.externalId !== request.id) {
     log.warn(
@@ -96,36 +98,6 @@ export async function handleMtnCallback(
     },
     exchange: exchange(),
   });
-}
-
-/**
- * A request-to-pay whose send timed out or was reset after MTN took it: its reference was never
- * stored, so the callback matches nothing by it. A paying callback adopts the one pending MTN
- * collection of that number and amount (pipeline/callbacks.ts), and only if that request's own
- * reference is the one in the path: the reference is derived from the request id, so it can be
- * checked. Payouts are not adopted: the reconciliation sweep queries them by their reference.
- */
-async function adoptOrphan(pipeline: CallbackPipeline, cb: MtnStatusBody, pathRef: string, log: Log) {
-  if (cb.mtnStatus !== 'SUCCESSFUL' || !cb.partyId || !cb.amount || !pipeline.adoptOrphanCollection) return;
-  const adopted = await pipeline.adoptOrphanCollection(MTN_ADAPTER_NAME, {
-    key: MTN_IDS.referenceId,
-    msisdn: cb.partyId,
-    amount: cb.amount,
-    ids: {
-      [MTN_IDS.referenceId]: pathRef,
-      ...(cb.externalId ? { [MTN_IDS.externalId]: cb.externalId } : {}),
-    },
-  });
-  if (!adopted) return;
-  if (mtnReferenceId(adopted.id) !== pathRef) {
-    log.warn(
-      { suspicious: true, requestId: adopted.id, pathRef },
-      'MTN callback: adopted request has another reference',
-    );
-    return;
-  }
-  log.warn({ requestId: adopted.id, pathRef }, 'MTN callback adopted by number and amount');
-  return adopted;
 }
 
 function jsonOrText(raw: string): unknown {

@@ -49,6 +49,12 @@ export function createMtnPaymentAdapter(
   const collectionMessage = options.collectionMessage ?? 'Investment';
   const payoutNote = options.payoutNote ?? 'Investment payout';
 
+  /** Ours, known before MTN answers: stored when the request is dispatched, so a callback after a lost answer matches. */
+  const ownIds = (request: ProviderRequest) => ({
+    [MTN_IDS.referenceId]: mtnReferenceId(request.id),
+    [MTN_IDS.externalId]: request.id,
+  });
+
   async function send(request: ProviderRequest): Promise<SendResult> {
     const msisdn = mtnMsisdn(request.msisdn, config.countryCode);
     if (!msisdn) return refusedBeforeSending(`not an MTN-form number: ${request.msisdn}`);
@@ -66,7 +72,7 @@ export function createMtnPaymentAdapter(
     };
     const outcome: MtnSendOutcome =
       request.operation === 'COLLECT' ? await mtn.requestToPay(input) : await mtn.transfer(input);
-    const providerIds = { [MTN_IDS.referenceId]: referenceId, [MTN_IDS.externalId]: request.id };
+    const providerIds = ownIds(request);
     switch (outcome.kind) {
       case 'accepted':
         return { kind: 'accepted', providerIds, exchanges: outcome.exchanges };
@@ -94,6 +100,7 @@ export function createMtnPaymentAdapter(
     currency: config.currency,
     send,
     query,
+    ownIds,
   };
 }
 

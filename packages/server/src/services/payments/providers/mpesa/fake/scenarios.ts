@@ -25,6 +25,11 @@ export type FakeScenario =
   | 'late-callback'
   /** The callback says 0 (paid) while the query (STK Query / Transaction Status) says 1032 / 2001. */
   | 'contradicting-callback'
+  /**
+   * STK only: the customer paid (the callback says 0 with the receipt, Transaction Status by that
+   * receipt says Completed) but STK Query says 1032: the sources disagree.
+   */
+  | 'query-contradicts-paid'
   /** STK only: the customer never answers; the query says "being processed" for ever, no callback. */
   | 'never-answered'
   /** B2C only: the request-echo goes to QueueTimeOutURL and no Result follows; the payout did complete. */
@@ -56,6 +61,7 @@ export const MAGIC_AMOUNTS: Readonly<Record<number, FakeScenario>> = {
   6004: 'contradicting-callback',
   6005: 'never-answered',
   6006: 'queue-timeout',
+  6007: 'query-contradicts-paid',
 };
 
 /** The ResultCode and ResultDesc each outcome scenario ends with (Daraja's texts). */

@@ -81,6 +81,8 @@ type StkRecord = {
   phone: string;
   /** What the query says; null while the customer has not answered. */
   outcome: { code: number | string; desc: string } | null;
+  /** The receipt of the money that moved (Transaction Status finds it); null: none moved. */
+  receipt: string | null;
 };
 
 type B2cRecord = {
@@ -259,14 +261,20 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       amount,
       phone: String(body.PhoneNumber),
       outcome: null,
+      receipt: null,
     };
     stk.set(record.checkoutRequestId, record);
     if (scenario !== 'never-answered') {
       const final = resultOf(scenario);
-      const callbackResult = scenario === 'contradicting-callback' ? SUCCESS_RESULT : final;
+      // Contradicting: the callback claims a payment that never moved. Query contradicts paid: the
+      // money moved (Transaction Status by the receipt says Completed), STK Query says 1032.
+      const claimsPaid = scenario === 'contradicting-callback' || scenario === 'query-contradicts-paid';
+      const callbackResult = claimsPaid ? SUCCESS_RESULT : final;
+      if (scenario === 'query-contradicts-paid' || (final.code === 0 && !claimsPaid))
+        record.receipt = receiptLike();
       const settle = scenario === 'late-callback' ? 0 : callbackDelayMs;
       later(settle, () => {
-        record.outcome = scenario === 'contradicting-callback' ? SCENARIO_RESULTS.cancelled! : final;
+        record.outcome = claimsPaid ? SCENARIO_RESULTS.cancelled! : final;
       });
       deliver(scenario, 'stk', String(body.CallBackURL), stkCallbackBody(record, callbackResult));
     }
@@ -293,7 +301,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       stkCallback.CallbackMetadata = {
         Item: [
           { Name: 'Amount', Value: record.amount },
-          { Name: 'MpesaReceiptNumber', Value: receiptLike() },
+          { Name: 'MpesaReceiptNumber', Value: record.receipt ?? receiptLike() },
           { Name: 'Balance' },
           { Name: 'TransactionDate', Value: Number(darajaTimestamp(new Date())) },
           { Name: 'PhoneNumber', Value: Number(record.phone) },
@@ -441,6 +449,12 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       originatorConversationId: `${randomInt(1000, 9999)}-${hex(4)}-${hex(20)}`,
       conversationId: conversationIdLike(),
     };
+    const paid = [...stk.values()].find((r) => r.receipt !== null && r.receipt === body.TransactionID);
+    if (paid) {
+      const result = collectionStatusResultBody(own, paid, String(body.PartyA));
+      later(callbackDelayMs, () => void postCallback('status-result', String(body.ResultURL), result));
+      return asyncAccepted(own);
+    }
     const wanted = [...b2c.values()].find(
       (r) =>
         r.originatorConversationId === body.OriginalConversationID ||
@@ -451,6 +465,10 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       callbackDelayMs,
       () => void postCallback('status-result', String(body.ResultURL), statusResultBody(own, wanted)),
     );
+    return asyncAccepted(own);
+  }
+
+  function asyncAccepted(own: { originatorConversationId: string; conversationId: string }): Answer {
     return {
       status: 200,
       body: {
@@ -458,6 +476,38 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
         ConversationID: own.conversationId,
         ResponseCode: '0',
         ResponseDescription: 'Accept the service request successfully.',
+      },
+    };
+  }
+
+  /**
+   * Transaction Status about a collection's receipt at the paybill: completed, with the amount and
+   * the paying party as Daraja's sample names them (DebitPartyName "<MSISDN> - <name>").
+   */
+  function collectionStatusResultBody(
+    own: { originatorConversationId: string; conversationId: string },
+    paid: StkRecord,
+    shortcode: string,
+  ) {
+    return {
+      Result: {
+        ResultType: 0,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        OriginatorConversationID: own.originatorConversationId,
+        ConversationID: own.conversationId,
+        TransactionID: paid.receipt,
+        ResultParameters: {
+          ResultParameter: [
+            { Key: 'ReceiptNo', Value: paid.receipt },
+            { Key: 'TransactionStatus', Value: 'Completed' },
+            { Key: 'Amount', Value: paid.amount },
+            { Key: 'DebitPartyName', Value: `${paid.phone} - FAKE CUSTOMER` },
+            { Key: 'CreditPartyName', Value: `${shortcode} - FAKE PAYBILL` },
+            { Key: 'ReasonType', Value: 'Pay Bill Online' },
+            { Key: 'FinalisedTime', Value: Number(darajaTimestamp(new Date())) },
+          ],
+        },
       },
     };
   }
