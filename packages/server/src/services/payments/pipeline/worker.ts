@@ -169,17 +169,33 @@ async function processClaimed(
 }
 
 /**
+ * The provider calls of this instance in flight, per adapter. The worker's passes do not wait for
+ * them: a pass claims only what the adapter has room for (PAYMENT_WORKER_BATCH calls at once per
+ * adapter) and hands each claim to its own call, so one slow or hung call delays only its own
+ * request, never another customer's prompt. `done` runs after each call (the worker nudges itself).
+ */
+export type InFlight = { count: Map<string, number>; all: Set<Promise<boolean>>; done: () => void };
+
+export function createInFlight(done: () => void): InFlight {
+  return { count: new Map(), all: new Set(), done };
+}
+
+/**
  * One pass of this instance: for each adapter whose breaker allows it, claim due requests (and, if
  * this instance wins the sweep lock, due AWAITING ones), commit, then call the adapter outside any
- * transaction and record each outcome. Returns true when there may be more due work at once.
+ * transaction and record each outcome. Without `inFlight` the pass waits for every call and returns
+ * true when there may be more due work at once; with it (the worker), the calls go on after the
+ * pass returns, bounded per adapter, and each one's end nudges the next pass.
  */
-export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
+export async function runPipelineOnce(deps: PipelineDeps, inFlight?: InFlight): Promise<boolean> {
   const { PAYMENT_WORKER_BATCH: batch, PAYMENT_LEASE_SECONDS: leaseSeconds } = deps.settings;
   const now = deps.clock();
   const lease = new Date(now.getTime() + leaseSeconds * 1000).toISOString();
   const claims: Array<{ adapter: PaymentAdapter; request: ClaimedRequest }> = [];
   for (const adapter of adaptersOf(deps.registry).values()) {
-    const allowed = deps.breakers ? deps.breakers.allowance(adapter.name, batch) : batch;
+    const room = batch - (inFlight?.count.get(adapter.name) ?? 0);
+    if (room <= 0) continue;
+    const allowed = deps.breakers ? deps.breakers.allowance(adapter.name, room) : room;
     if (allowed === 0) continue;
     const mine = await claimDue(deps.db, {
       adapter: adapter.name,
@@ -188,43 +204,58 @@ export async function runPipelineOnce(deps: PipelineDeps): Promise<boolean> {
       leaseUntil: lease,
       awaiting: false,
     });
-    const room = allowed - mine.length;
+    const left = allowed - mine.length;
     // The sweep's claim and its lock in one statement: the lock is held while it claims.
     const swept =
-      room > 0
+      left > 0
         ? await claimDue(deps.db, {
             adapter: adapter.name,
-            limit: room,
+            limit: left,
             now: now.toISOString(),
             leaseUntil: lease,
             awaiting: true,
             onlyWithLock: SWEEP_LOCK_ID,
           })
         : [];
+    // A half-open trial that found nothing due is freed, so the next pass may try.
+    if (mine.length + swept.length === 0 && deps.breakers?.state(adapter.name) === 'half-open')
+      deps.breakers.release(adapter.name);
     for (const request of [...mine, ...swept]) claims.push({ adapter, request });
   }
-  const results = await Promise.all(
-    claims.map(({ adapter, request: c }) =>
-      processClaimed(deps, adapter, c, lease).catch(async (err: unknown) => {
-        // Handed back after the base backoff rather than held for the whole lease: a passing
-        // database failure delays the request by a second, not a minute. The next pass queries
-        // first. If the database still refuses, the lease stands and runs out as for a dead worker.
-        const until = new Date(deps.clock().getTime() + deps.settings.PAYMENT_BACKOFF_BASE_MS);
-        const outcome = await handBackAfterFailure(
-          () => handBack(deps.db, c.id, lease, until.toISOString()),
-          lease,
-          until,
-          'handed back, the next pass queries first',
-        );
-        deps.log.error(
-          { err, requestId: c.id, retryAt: outcome.retryAt },
-          `payment request processing failed; ${outcome.what}`,
-        );
-        return false;
-      }),
-    ),
-  );
+  const processing = claims.map(({ adapter, request: c }) => {
+    const p = processClaimed(deps, adapter, c, lease).catch(async (err: unknown) => {
+      // Handed back after the base backoff rather than held for the whole lease: a passing
+      // database failure delays the request by a second, not a minute. The next pass queries
+      // first. If the database still refuses, the lease stands and runs out as for a dead worker.
+      const until = new Date(deps.clock().getTime() + deps.settings.PAYMENT_BACKOFF_BASE_MS);
+      const outcome = await handBackAfterFailure(
+        () => handBack(deps.db, c.id, lease, until.toISOString()),
+        lease,
+        until,
+        'handed back, the next pass queries first',
+      );
+      deps.log.error(
+        { err, requestId: c.id, retryAt: outcome.retryAt },
+        `payment request processing failed; ${outcome.what}`,
+      );
+      return false;
+    });
+    if (inFlight) track(inFlight, adapter.name, p);
+    return p;
+  });
+  if (inFlight) return false;
+  const results = await Promise.all(processing);
   return results.some(Boolean) || claims.length >= batch;
+}
+
+function track(inFlight: InFlight, adapter: string, p: Promise<boolean>): void {
+  inFlight.count.set(adapter, (inFlight.count.get(adapter) ?? 0) + 1);
+  inFlight.all.add(p);
+  void p.finally(() => {
+    inFlight.count.set(adapter, (inFlight.count.get(adapter) ?? 1) - 1);
+    inFlight.all.delete(p);
+    inFlight.done();
+  });
 }
 
 /** The oldest not-done request's age per adapter, for the gauge (0 when none). */
@@ -274,6 +305,9 @@ export function startPaymentWorker(
     },
   });
   const deps: PipelineDeps = { ...base, breakers };
+  // Set once the loop exists: a call's end nudges the next pass (more due, freed room).
+  let nudgeLoop = () => {};
+  const inFlight = createInFlight(() => nudgeLoop());
   for (const name of adaptersOf(deps.registry).keys()) deps.metrics.breakerState.set({ adapter: name }, 0);
   let lastGauge = 0;
   const loop = startPassLoop({
@@ -282,7 +316,7 @@ export function startPaymentWorker(
     pass: async () => {
       let more = false;
       try {
-        more = await runPipelineOnce(deps);
+        more = await runPipelineOnce(deps, inFlight);
         if (Date.now() - lastGauge >= GAUGE_EVERY_MS) {
           lastGauge = Date.now();
           await updatePendingGauge(deps);
@@ -294,11 +328,23 @@ export function startPaymentWorker(
     },
     onError: (err) => deps.log.error({ err }, 'payment worker pass failed'),
   });
+  nudgeLoop = loop.nudge;
+  /** The calls in flight now, and any their ends lead to, until none is left. */
+  const drain = async () => {
+    while (inFlight.all.size > 0) await Promise.allSettled([...inFlight.all]);
+  };
 
   return {
     nudge: loop.nudge,
-    stop: loop.stop,
+    async stop() {
+      await loop.stop();
+      await drain();
+    },
     health: () => ({ worker: loop.stopped() ? 'stopped' : 'running', breakers: breakers.all() }),
-    settled: loop.settled,
+    // A complete pass and the calls it started (tests, the operator's reconcile).
+    async settled() {
+      await loop.settled();
+      await drain();
+    },
   };
 }
