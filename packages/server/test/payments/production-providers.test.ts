@@ -22,6 +22,7 @@ import {
   refOf,
   type UssdData,
   ussdClient,
+  waitFor,
 } from '../ussd/support.ts';
 import {
   buyThroughUssd,
@@ -202,12 +203,17 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa, Airtel Money a
     scenario: string;
     status: 'SUCCESS' | 'FAILED' | 'CANCELLED';
     count: 0 | 1;
+    /** The provider's callback is recorded against this request (matched by our own reference). */
+    callbackMatched?: true;
   };
   const COLLECTIONS: Case[] = [
     // MTN: a callback sent once and never again; a 500 (nothing done, the status query's 404, then
     // the same reference sent again); FAILED with each reason; and the contract's modes.
     { provider: 'MTN', scenario: 'callback-once', status: 'SUCCESS', count: 1 },
     { provider: 'MTN', scenario: 'http-500', status: 'SUCCESS', count: 1 },
+    // A 500 after MTN took the request: its callback names our X-Reference-Id, stored when the
+    // request was dispatched, so it matches (before: "no request of ours", only the query settled it).
+    { provider: 'MTN', scenario: 'http-500-accepted', status: 'SUCCESS', count: 1, callbackMatched: true },
     { provider: 'MTN', scenario: 'cancelled', status: 'CANCELLED', count: 1 },
     { provider: 'MTN', scenario: 'insufficient', status: 'FAILED', count: 1 },
     { provider: 'MTN', scenario: 'unreachable', status: 'FAILED', count: 1 },
@@ -246,6 +252,18 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa, Airtel Money a
       });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(provider.prompt() - before).toBe(c.count);
+      if (c.callbackMatched)
+        await waitFor(
+          async () =>
+            (
+              await rows<{ n: number }>(
+                t.ctx.database.db,
+                sql`select count(*)::int as n from provider_exchanges where transaction_id = ${payment.id} and kind = 'callback'`,
+              )
+            )[0]!.n > 0 || undefined,
+          10_000,
+          'the callback recorded against its request',
+        );
     },
   );
 

@@ -33,6 +33,8 @@ export type FakeMtnScenario =
   | 'contradicting-callback'
   /** HTTP 500 INTERNAL_PROCESSING_ERROR; nothing done (the status query answers 404). */
   | 'http-500'
+  /** HTTP 500 INTERNAL_PROCESSING_ERROR after the request was taken: it settles and calls back. */
+  | 'http-500-accepted'
   /** Processed, but the 202 comes `slowResponseMs` later (past the client's timeout). */
   | 'slow'
   /** Processed, then the connection is destroyed without an answer. */

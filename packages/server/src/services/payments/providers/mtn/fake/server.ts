@@ -263,6 +263,8 @@ export async function startFakeMtn(options: FakeMtnOptions = {}): Promise<FakeMt
     };
     payments[product].set(payment.referenceId, payment);
     settle(payment, header(req, 'x-callback-url'));
+    if (scenario === 'http-500-accepted')
+      return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
     return { status: 202 };
   }
 
