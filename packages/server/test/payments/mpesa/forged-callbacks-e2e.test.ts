@@ -165,5 +165,19 @@ describe.skipIf(!process.env.DATABASE_URL)('forged M-Pesa callbacks, in producti
     expect((await orderRow(p.t, orderId))?.status).toBe('FAILED');
     // No refund was queued for a payment that never happened.
     expect((await statusOf(p.t, partner, orderId)).disbursement).toBeUndefined();
+    // The operator's record shows every callback with its source, claim and standing.
+    const record = await p.t.admin.inject({
+      method: 'GET',
+      url: `/admin/transactions/${payment.id}`,
+      headers: { authorization: `Bearer ${p.t.ctx.secrets.adminToken}` },
+    });
+    expect(record.statusCode, record.body).toBe(200);
+    const shown = (record.json() as { exchanges: Array<Record<string, unknown>> }).exchanges.filter(
+      (e) => e.kind === 'callback',
+    );
+    expect(shown.map((e) => [e.sourceAddress, e.confirmed, (e.claim as { status: string }).status])).toEqual([
+      ['127.0.0.1', true, 'CANCELLED'],
+      ['127.0.0.1', false, 'SUCCESS'],
+    ]);
   }, 60_000);
 });

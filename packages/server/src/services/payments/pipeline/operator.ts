@@ -58,10 +58,15 @@ export async function showTransaction(db: Queryable, id: string) {
     requestBody: unknown;
     responseBody: unknown;
     note: string | null;
+    /** Callbacks: where it came from, what it claimed, and whether the provider confirmed it. */
+    sourceAddress: string | null;
+    claim: Record<string, unknown> | null;
+    confirmed: boolean | null;
   }>(
     db,
     sql`select id, kind, operation, at::text as at, latency_ms as "latencyMs", http_status as "httpStatus",
-  provider_ids as "providerIds", request_body as "requestBody", response_body as "responseBody", note
+  provider_ids as "providerIds", request_body as "requestBody", response_body as "responseBody", note,
+  source_address as "sourceAddress", claim, confirmed
   from provider_exchanges where transaction_id = ${id} order by at, id`,
   );
   return {
