@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
 import { cancelOrder } from '../../src/services/orders/cancel.ts';
+import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow, transactionsOf } from '../ussd/support.ts';
@@ -36,18 +37,33 @@ describe.each(STORES)('POST /v1/webhooks/callback on %s', (store) => {
   it('refuses a missing or bad signature with 401 and changes nothing', async () => {
     const { orderId, transactionId } = await pendingBuy();
     const body = JSON.stringify({ transactionId, status: 'SUCCESS', providerReference: 'QWE123' });
-    const wrongSecret = `sha256=${createHmac('sha256', 'not-the-secret').update(body).digest('hex')}`;
-    const otherBody = `sha256=${createHmac('sha256', t.ctx.secrets.providerCallbackSecret).update(`${body} `).digest('hex')}`;
+    const now = Math.floor(Date.now() / 1000);
+    const mac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('hex');
+    const secret = t.ctx.secrets.providerCallbackSecret;
+    const wrongSecret = `t=${now},v1=${mac('not-the-secret', `${now}.${body}`)}`;
+    const otherBody = `t=${now},v1=${mac(secret, `${now}.${body} `)}`;
+    // The form before signed callbacks carried a time: the body's HMAC alone.
+    const untimed = `sha256=${mac(secret, body)}`;
     const before = (await outcomes()).rejected ?? 0;
-    for (const signature of [null, '', 'sha256=zz', wrongSecret, otherBody, wrongSecret.slice(7)]) {
+    for (const signature of [null, '', 'sha256=zz', wrongSecret, otherBody, untimed, wrongSecret.slice(13)]) {
       const res = await sendCallback(t, body, signature);
       expect(res.statusCode, String(signature)).toBe(401);
       expect(res.json()).toEqual({ error: 'Unauthorized', message: 'Invalid callback signature' });
     }
+    // A genuine signature made more than 300 s ago (or ahead): refused, saying why.
+    for (const skew of [-301, 301]) {
+      const stale = signCallback(secret, body, new Date((now + skew) * 1000));
+      const res = await sendCallback(t, body, stale);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'Callback signature time is more than 300 seconds from ours',
+      });
+    }
     // Checked before validation: an unsigned caller learns nothing about the body's shape.
     const junk = await sendCallback(t, '{"nope":1}', null);
     expect(junk.statusCode).toBe(401);
-    expect((await outcomes()).rejected).toBe(before + 7);
+    expect((await outcomes()).rejected).toBe(before + 10);
     expect(await transactionRow(transactionId)).toMatchObject({ status: 'PENDING', providerReference: null });
     expect(await orderRow(t, orderId)).toMatchObject({ status: 'PENDING_PAYMENT' });
   });

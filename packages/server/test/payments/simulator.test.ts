@@ -65,18 +65,41 @@ describe('provider of a number', () => {
 });
 
 describe('callback signature', () => {
-  it('is sha256=<hex HMAC-SHA256 of the raw body>, checked in constant time', () => {
-    const body = '{"transactionId":"x","status":"SUCCESS"}';
-    const header = signCallback('secret-one-secret', body);
-    expect(header).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(verifyCallbackSignature('secret-one-secret', body, header)).toBe(true);
+  const body = '{"transactionId":"x","status":"SUCCESS"}';
+  const at = new Date('2026-11-28T12:00:00Z');
+  const later = (seconds: number) => new Date(at.getTime() + seconds * 1000);
+  const ok = { ok: true };
+  const invalid = { ok: false, reason: 'invalid' };
+
+  it('is t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">, checked in constant time', () => {
+    const header = signCallback('secret-one-secret', body, at);
+    expect(header).toMatch(/^t=1795867200,v1=[0-9a-f]{64}$/);
+    expect(verifyCallbackSignature('secret-one-secret', body, header, at)).toEqual(ok);
     expect(
-      verifyCallbackSignature('secret-one-secret', body, header.toUpperCase().replace('SHA256', 'sha256')),
-    ).toBe(true);
-    expect(verifyCallbackSignature('secret-two-secret', body, header)).toBe(false);
-    expect(verifyCallbackSignature('secret-one-secret', `${body}\n`, header)).toBe(false);
-    expect(verifyCallbackSignature('secret-one-secret', body, undefined)).toBe(false);
-    expect(verifyCallbackSignature('secret-one-secret', body, header.slice(0, -2))).toBe(false);
+      verifyCallbackSignature(
+        'secret-one-secret',
+        body,
+        header.toUpperCase().replace('T=', 't=').replace('V1=', 'v1='),
+        at,
+      ),
+    ).toEqual(ok);
+    expect(verifyCallbackSignature('secret-two-secret', body, header, at)).toEqual(invalid);
+    expect(verifyCallbackSignature('secret-one-secret', `${body}\n`, header, at)).toEqual(invalid);
+    expect(verifyCallbackSignature('secret-one-secret', body, undefined, at)).toEqual(invalid);
+    expect(verifyCallbackSignature('secret-one-secret', body, header.slice(0, -2), at)).toEqual(invalid);
+  });
+
+  it('carries its time: no time, a changed time, or a time outside 300 s either way is refused', () => {
+    const header = signCallback('secret-one-secret', body, at);
+    const mac = header.split(',v1=')[1];
+    // The old form without a time, and the MAC moved to another time: invalid.
+    expect(verifyCallbackSignature('secret-one-secret', body, `sha256=${mac}`, at)).toEqual(invalid);
+    expect(verifyCallbackSignature('secret-one-secret', body, `t=1764331300,v1=${mac}`, at)).toEqual(invalid);
+    expect(verifyCallbackSignature('secret-one-secret', body, header, later(300))).toEqual(ok);
+    expect(verifyCallbackSignature('secret-one-secret', body, header, later(-300))).toEqual(ok);
+    const outside = { ok: false, reason: 'outside-window' };
+    expect(verifyCallbackSignature('secret-one-secret', body, header, later(301))).toEqual(outside);
+    expect(verifyCallbackSignature('secret-one-secret', body, header, later(-301))).toEqual(outside);
   });
 });
 

@@ -472,12 +472,15 @@ describe.each(STORES)('attacks on %s', (store) => {
     it('callback HMAC: wrong at the first or the last hex digit, both 401', async () => {
       const body = JSON.stringify({ transactionId: createId(), status: 'SUCCESS', providerReference: 'R1' });
       const good = signCallback(t.ctx.secrets.providerCallbackSecret, body);
-      const hex = good.slice('sha256='.length);
+      const [time, hex] = good.split(',v1=') as [string, string];
       for (const at of ['first', 'last'] as const) {
         const res = await t.app.inject({
           method: 'POST',
           url: '/v1/webhooks/callback',
-          headers: { 'content-type': 'application/json', 'x-callback-signature': `sha256=${flip(hex, at)}` },
+          headers: {
+            'content-type': 'application/json',
+            'x-callback-signature': `${time},v1=${flip(hex, at)}`,
+          },
           payload: body,
         });
         expect([res.statusCode, res.json()], at).toEqual([401, UNAUTHORIZED('Invalid callback signature')]);
@@ -493,7 +496,7 @@ describe.each(STORES)('attacks on %s', (store) => {
       expect(source('admin/app.ts')).toMatch(/timingSafeEqual\(digest\(token\), expected\)/);
       // Callback HMAC: a fixed-length hex header, decoded and compared with timingSafeEqual.
       expect(source('services/payments/callback-signature.ts')).toMatch(
-        /timingSafeEqual\(Buffer\.from\(match\[1\], 'hex'\), expected\)/,
+        /timingSafeEqual\(Buffer\.from\(match\[2\], 'hex'\), mac\(secret, t, rawBody\)\)/,
       );
       // Tokens (HS256): fast-jwt compares HMACs with timingSafeEqual.
       const fastJwt = readFileSync(

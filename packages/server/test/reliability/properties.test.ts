@@ -559,7 +559,7 @@ describe.each(STORES)('every endpoint under random input, on %s', (store) => {
             { weight: 6, arbitrary: fc.constant('valid') },
             { weight: 1, arbitrary: fc.constant(undefined) },
             { weight: 1, arbitrary: printable },
-            { weight: 1, arbitrary: fc.stringMatching(/^sha256=[0-9a-f]{64}$/) },
+            { weight: 1, arbitrary: fc.stringMatching(/^t=[0-9]{10},v1=[0-9a-f]{64}$/) },
             { weight: 1, arbitrary: fc.constant('duplicated') },
           ),
         }),

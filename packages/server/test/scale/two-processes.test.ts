@@ -1,7 +1,8 @@
-import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import { uniqueClientIp } from '../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
 import { createPartner, fetchToken, type Partner, signedFetch } from '../support/partner.ts';
@@ -202,7 +203,7 @@ describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one R
         status: 'SUCCESS',
         providerReference: `MP${randomUUID().slice(0, 8)}`,
       });
-      const signature = `sha256=${createHmac('sha256', secrets.PROVIDER_CALLBACK_SECRET).update(body).digest('hex')}`;
+      const signature = signCallback(secrets.PROVIDER_CALLBACK_SECRET, body);
       const deliveries = await Promise.all(
         [a, b, a, b].map((s) =>
           fetch(`${s.baseUrl}/v1/webhooks/callback`, {

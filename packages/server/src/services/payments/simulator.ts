@@ -56,6 +56,7 @@ export function createSandboxAdapter(options: {
 
   return {
     name,
+    simulated: true,
     reconcileAfterMs: options.settleMs,
     async send(request) {
       const outcome = simulatedOutcome(request.amount);

@@ -56,6 +56,8 @@ export interface PaymentAdapter {
   /** The one country (ISO 3166 alpha-2) and currency it is configured for; unset: any (the simulator). */
   readonly country?: string;
   readonly currency?: string;
+  /** The sandbox simulator: no money moves, so a signed `/v1/webhooks/callback` may settle its requests. */
+  readonly simulated?: boolean;
   /**
    * Sends. `dispatching`, when the adapter declares `callsDispatching`, must be awaited just before
    * the call that could move money leaves (after any token call); if it throws, nothing may be sent
