@@ -199,6 +199,27 @@ payments
       call('POST', '/admin/payments/reconcile', id ? { transactionId: id } : {}),
     ),
   );
+payments
+  .command('resolve')
+  .description(
+    "decide a payment the pipeline left to the operator, after checking the provider's records (audited)",
+  )
+  .argument('<transactionId>')
+  .requiredOption('--action <action>', 'paid | not-paid | retry-payout | paid-another-way')
+  .requiredOption('--reason <text>', 'why: kept in the payment record')
+  .option('--receipt <reference>', "the provider's receipt (paid, paid-another-way)")
+  .option('--operator <name>', 'who decides (default: the admin token)')
+  .action(
+    adminAction(
+      (call, id: string, o: { action: string; reason: string; receipt?: string; operator?: string }) =>
+        call('POST', `/admin/payments/${encodeURIComponent(id)}/resolve`, {
+          action: o.action,
+          reason: o.reason,
+          ...(o.receipt ? { receipt: o.receipt } : {}),
+          ...(o.operator ? { operator: o.operator } : {}),
+        }),
+    ),
+  );
 
 const sandbox = program.command('sandbox').description('sandbox-only operations');
 sandbox

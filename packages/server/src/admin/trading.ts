@@ -5,6 +5,7 @@ import { AppError } from '../lib/errors.ts';
 import { Big, parseDecimal } from '../lib/money.ts';
 import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
 import { listStuck, reconcileNow, showTransaction } from '../services/payments/pipeline/operator.ts';
+import { resolvePayment } from '../services/payments/pipeline/resolve.ts';
 import { settleByHand } from '../services/payments/settle-by-hand.ts';
 import { upsertStocks } from '../services/stocks/upsert.ts';
 import { idParams } from './schemas.ts';
@@ -62,6 +63,15 @@ const stuckQuery = z.strictObject({
 
 const reconcileBody = z.strictObject({ transactionId: z.string().min(1).max(64).optional() });
 
+const resolveBody = z.strictObject({
+  action: z.enum(['paid', 'not-paid', 'retry-payout', 'paid-another-way'], {
+    error: 'action must be paid, not-paid, retry-payout or paid-another-way',
+  }),
+  reason: z.string().trim().min(3, 'reason: say why, in at least 3 characters').max(500),
+  receipt: z.string().trim().min(1).max(100).optional(),
+  operator: z.string().trim().min(1).max(100).optional(),
+});
+
 const settleBody = z.strictObject({
   status: z.enum(['SUCCESS', 'FAILED'], { error: 'status must be SUCCESS or FAILED' }),
   reason: z.string().trim().min(1).max(500).optional(),
@@ -93,6 +103,21 @@ export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): vo
     ctx.paymentWorker?.nudge();
     return result;
   });
+  // An operator's decision on a payment the pipeline left to them, in both environments, audited.
+  app.post(
+    '/admin/payments/:id/resolve',
+    { schema: { params: idParams, body: resolveBody } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const body = request.body as z.output<typeof resolveBody>;
+      const result = await resolvePayment(
+        { db, events: ctx.events, registry: ctx.registry, log: request.log },
+        { ...body, transactionId: id, sourceAddress: request.ip, now: new Date() },
+      );
+      if (result.queued) ctx.paymentWorker?.nudge();
+      return { data: result };
+    },
+  );
   // Production has real money: nothing settles a transaction but the provider's signed callback.
   if (ctx.config.APP_ENV !== 'sandbox') return;
   app.post(

@@ -4,6 +4,7 @@ import { one } from '../../../db/query.ts';
 import { amountString, Big } from '../../../lib/money.ts';
 import { applyProviderResult } from '../apply-callback.ts';
 import type { FinalStatus, PaymentEvidence, QueryResult, SendResult } from './adapter.ts';
+import { owedNote } from './resolve.ts';
 import { type LoadedRequest, mergeProviderIds, recordDecision, recordExchanges, setState } from './store.ts';
 import { adaptersOf, type PipelineDeps } from './types.ts';
 
@@ -77,6 +78,20 @@ export async function applyFinal(
     },
     deps,
   );
+  // A repeat answer about a payout already failed keeps it owed (only the operator closes it).
+  const payoutFailed =
+    request.operation === 'DISBURSE' &&
+    final.status !== 'SUCCESS' &&
+    (result.outcome === 'applied' || request.transactionStatus !== 'PENDING');
+  if (payoutFailed && request.transactionStatus !== 'SUCCESS') {
+    // The payout failed at the provider: the partner sees FAILED, the units are sold, and the
+    // customer is still owed: the operator retries or pays another way (resolve.ts).
+    const failure = `payout ${final.status}${final.reason ? ` (${final.reason})` : ''}`;
+    const lastError = owedNote(request, failure);
+    await setState(tx, request.id, { state: 'OPERATOR', lastError }, now);
+    deps.log.warn({ requestId: request.id, transactionId: request.transactionId }, lastError);
+    return { note: `applied ${final.status}; to the operator: ${lastError}`, nudge: false };
+  }
   // Settling marks the request DONE; a transaction already final (settled by hand or by a signed
   // callback) closes it too.
   await setState(tx, request.id, { state: 'DONE', lastError: null }, now);

@@ -199,13 +199,15 @@ function failure(error: z.ZodError): { ok: false; error: string } {
 
 /**
  * What a Transaction Status Result says about the payout it was asked about: code 0 with
- * TransactionStatus "Completed" is SUCCESS, code 0 otherwise is PENDING, any other code maps
+ * TransactionStatus "Completed" is SUCCESS, "Failed" FAILED, code 0 otherwise PENDING, any other code maps
  * through the table (an unknown code is FAILED naming it; the pipeline does not fail a payout on
  * that alone, it goes to the operator queue).
  */
 export function statusOfQueriedTransaction(result: DarajaResult): PaymentStatus {
   if (result.status !== 'SUCCESS') return result.status;
-  return String(result.parameters.TransactionStatus ?? '').toLowerCase() === 'completed'
-    ? 'SUCCESS'
-    : 'PENDING';
+  const said = String(result.parameters.TransactionStatus ?? '').toLowerCase();
+  // "Failed": the query succeeded and the transaction did not (seen from an emulator built from the
+  // documentation; Daraja's sample shows only "Completed"). Any other word is read as not final.
+  if (said === 'completed') return 'SUCCESS';
+  return said === 'failed' ? 'FAILED' : 'PENDING';
 }

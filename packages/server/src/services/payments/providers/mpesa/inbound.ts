@@ -211,10 +211,15 @@ export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecor
   // What Daraja's record says moved: checked against our request when a receipt is in dispute.
   const amount = stringParameter(r, 'Amount');
   const party = stringParameter(r, 'DebitPartyName');
+  // Code 0 with TransactionStatus "Failed": the description is the query's own success text.
+  const reason =
+    r.status === 'SUCCESS' && status !== 'SUCCESS'
+      ? `M-Pesa Transaction Status: ${String(r.parameters.TransactionStatus)}`
+      : r.reason;
   return {
     kind: 'final',
     status,
-    ...(r.reason ? { reason: r.reason } : {}),
+    ...(reason ? { reason } : {}),
     ...(status === 'SUCCESS' && receipt ? { receipt } : {}),
     ...(amount || party ? { evidence: { ...(amount ? { amount } : {}), ...(party ? { party } : {}) } } : {}),
     exchanges,

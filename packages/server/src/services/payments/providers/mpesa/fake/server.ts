@@ -514,7 +514,8 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
 
   /**
    * The Transaction Status answer. Daraja's sample shows a completed payout only; for a failed one
-   * the fake reports the payout's own code, for one in progress TransactionStatus "Pending", and for
+   * the query succeeds (ResultCode 0) with TransactionStatus "Failed" (as an emulator built from the
+   * documentation answered), for one in progress TransactionStatus "Pending", and for
    * an unknown id the string code "TS_NOT_FOUND" (an invention: the real answer is not documented).
    */
   function statusResultBody(
@@ -531,16 +532,8 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
         Result: { ...head, ResultCode: 'TS_NOT_FOUND', ResultDesc: 'No transaction found for the given id.' },
       };
     const outcome = wanted.outcome;
-    if (outcome && outcome.code !== 0) {
-      return {
-        Result: {
-          ...head,
-          ResultCode: outcome.code,
-          ResultDesc: outcome.desc,
-          TransactionID: wanted.transactionId,
-        },
-      };
-    }
+    // The query itself succeeds (ResultCode 0); the payout's fate is in TransactionStatus.
+    const fate = !outcome ? 'Pending' : outcome.code === 0 ? 'Completed' : 'Failed';
     return {
       Result: {
         ...head,
@@ -550,7 +543,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
         ResultParameters: {
           ResultParameter: [
             { Key: 'ReceiptNo', Value: wanted.transactionId },
-            { Key: 'TransactionStatus', Value: outcome ? 'Completed' : 'Pending' },
+            { Key: 'TransactionStatus', Value: fate },
             { Key: 'Amount', Value: wanted.amount },
             { Key: 'OriginatorConversationID', Value: wanted.originatorConversationId },
             { Key: 'ConversationID', Value: wanted.conversationId },
