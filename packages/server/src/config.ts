@@ -233,6 +233,12 @@ export class ConfigError extends Error {
   }
 }
 
+/** localhost, 127.0.0.0/8 or ::1: a host only this machine reaches. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 /** Parses the environment once; every bad variable becomes one line naming it. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -253,6 +259,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     if (cleaned.WEBHOOKS_CA_FILE !== undefined)
       problems.set('WEBHOOKS_CA_FILE', 'not allowed when APP_ENV=production');
+    // Every provider is handed callback URLs under it (MTN requires HTTPS); plain HTTP only for a
+    // go-live rehearsal against the fakes on one machine.
+    const base = parsed.data?.PUBLIC_BASE_URL;
+    if (base && new URL(base).protocol === 'http:' && !isLoopbackHost(new URL(base).hostname))
+      problems.set(
+        'PUBLIC_BASE_URL',
+        'must be https:// when APP_ENV=production (providers call back on it), unless its host is a loopback address',
+      );
   }
   // All or none, in either environment: a partial M-Pesa configuration is a mistake, never a choice.
   const givenMpesa = MPESA_REQUIRED.filter((name) => cleaned[name] !== undefined);

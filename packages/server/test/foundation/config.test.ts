@@ -180,6 +180,25 @@ describe('loadConfig', () => {
     const sandbox = loadConfig({ ...rehearsal, WEBHOOKS_CA_FILE: tls.certFile, WEBHOOKS_PREVIEW: 'true' });
     expect([sandbox.WEBHOOKS_PREVIEW, sandbox.WEBHOOKS_ALLOW_PRIVATE_TARGETS]).toEqual([true, true]);
     expect(loadConfig({}).WEBHOOKS_PREVIEW).toBe(false);
+  });
+
+  it('production refuses a plain-HTTP PUBLIC_BASE_URL, naming it, unless its host is loopback', () => {
+    const at = (url: string) =>
+      problemsOf({ APP_ENV: 'production', ...PRODUCTION_SECRETS, PUBLIC_BASE_URL: url });
+    for (const url of ['http://api.example.com', 'http://10.0.0.5:8080', 'http://127.example.com'])
+      expect(at(url), url).toEqual([
+        'PUBLIC_BASE_URL: must be https:// when APP_ENV=production (providers call back on it), unless its host is a loopback address',
+      ]);
+    // A go-live rehearsal against the fakes on one machine, and the real thing.
+    for (const url of [
+      'http://127.0.0.1:8080',
+      'http://localhost:8080',
+      'http://[::1]:8080',
+      'https://api.example.com',
+    ])
+      expect(at(url), url).toEqual([]);
+    // The sandbox keeps its http://localhost default and takes any.
+    expect(problemsOf({ PUBLIC_BASE_URL: 'http://api.example.com' })).toEqual([]);
     expect(problemsOf({ WEBHOOKS_PREVIEW: 'yes' })).toEqual(['WEBHOOKS_PREVIEW: must be true or false']);
   });
 });
