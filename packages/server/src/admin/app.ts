@@ -11,6 +11,7 @@ import { installErrorHandling } from '../plugins/errors.ts';
 import { installRequestId } from '../plugins/request-id.ts';
 import { installUnusedConnectionClose } from '../plugins/unused-connections.ts';
 import { installValidation } from '../plugins/validation.ts';
+import { metricsHandler } from '../routes/health.ts';
 import { invalidateCallers } from '../services/auth/caller-cache.ts';
 import { createCredential } from '../services/credentials/create.ts';
 import {
@@ -64,6 +65,8 @@ export async function buildAdminApp(
   });
 
   const db = ctx.database.db;
+  // Prometheus scrapes it with the admin token (`authorization: { credentials: … }`).
+  app.get('/metrics', metricsHandler(ctx));
   app.post('/admin/organizations', { schema: { body: s.organizationCreateBody } }, async (request, reply) => {
     const organization = await createOrganization({ db, input: request.body as never });
     return reply.code(201).send(organization);

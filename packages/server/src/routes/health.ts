@@ -1,5 +1,5 @@
 import { ErrorLabel } from '@partner-api/contract';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 
 const PING_TIMEOUT_MS = 2000;
@@ -41,8 +41,14 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
     return { status: 'ok', store: ctx.database.kind, checks: { database, redis }, payments };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  // Production's counters (payments, callbacks) are the operator's: on the admin listener only.
+  if (ctx.config.APP_ENV === 'sandbox') app.get('/metrics', metricsHandler(ctx));
+}
+
+/** GET /metrics: Prometheus text (public in the sandbox; the admin listener, with its token, always). */
+export function metricsHandler(ctx: AppContext) {
+  return async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Content-Type', ctx.metrics.registry.contentType);
     return ctx.metrics.registry.metrics();
-  });
+  };
 }

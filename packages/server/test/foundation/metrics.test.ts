@@ -1,6 +1,8 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { RequestTally } from '../../src/plugins/metrics.ts';
+import { buildTestApp } from '../support/app.ts';
+import { NOT_FOUND_BODY } from './helpers.ts';
 
 // The request metrics are counted in a plain map and handed to prom-client when read
 // (plugins/metrics.ts): what /metrics shows must be what prom-client's own Counter and Histogram show
@@ -96,5 +98,39 @@ describe('request metrics counted when read (plugins/metrics.ts)', () => {
     ours.record(...RESPONSES[0]!);
     theirs.record(...RESPONSES[0]!);
     expect(await ours.registry.metrics()).toBe(await theirs.registry.metrics());
+  });
+});
+
+describe('where /metrics is served', () => {
+  it('production: only on the admin listener, with the admin token; the public port answers as for an unknown route', async () => {
+    const t = await buildTestApp('pglite', {}, { production: true });
+    try {
+      await t.app.inject({ method: 'GET', url: '/healthz' });
+      const open = await t.app.inject({ method: 'GET', url: '/metrics' });
+      expect([open.statusCode, open.body]).toEqual([404, NOT_FOUND_BODY]);
+      const anonymous = await t.admin.inject({ method: 'GET', url: '/metrics' });
+      expect(anonymous.statusCode).toBe(401);
+      const scraped = await t.admin.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { authorization: `Bearer ${t.ctx.secrets.adminToken}` },
+      });
+      expect(scraped.statusCode).toBe(200);
+      expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
+      expect(scraped.body).toContain('http_requests_total');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('sandbox: public, as before (and on the admin listener too)', async () => {
+    const t = await buildTestApp('pglite');
+    try {
+      const open = await t.app.inject({ method: 'GET', url: '/metrics' });
+      expect(open.statusCode).toBe(200);
+      expect(open.body).toContain('http_requests_total');
+    } finally {
+      await t.close();
+    }
   });
 });
