@@ -126,10 +126,17 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
 
 type RouteOptions = FastifyRequest['routeOptions'];
 
+/**
+ * The segment after `/v1/payments/callbacks/<provider>/` is a provider's path token, whatever the
+ * method, slashes or case: a request no route matched (a GET, PUT or DELETE probing the path) is
+ * logged with it replaced too.
+ */
+const CALLBACK_TOKEN_IN_PATH = /^(\/+v1\/+payments\/+callbacks\/+[^/]+\/+)[^/]+/i;
+
 /** The path without its query string, and with a path token replaced (routes/daraja-callbacks.ts). */
 function loggedPath(request: FastifyRequest, { url: route, config }: RouteOptions): string | undefined {
   const redact = config?.redactParams;
-  if (!redact || !route) return request.url.split('?', 1)[0];
+  if (!redact || !route) return request.url.split('?', 1)[0]!.replace(CALLBACK_TOKEN_IN_PATH, '$1[REDACTED]');
   const params = request.params as Record<string, string>;
   return route.replace(/:(\w+)/g, (_, name: string) =>
     redact.includes(name) ? '[REDACTED]' : (params[name] ?? ''),

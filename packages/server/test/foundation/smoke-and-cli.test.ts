@@ -135,6 +135,29 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     expect(server.output()).not.toContain(headers.signature!.slice(5, 40));
   });
 
+  it('never logs a provider callback path token, whatever the method, slashes or case', async () => {
+    const token = `tok${Date.now()}secretsecretsecretsecret`;
+    const probes: Array<[string, string]> = [
+      ['GET', `/v1/payments/callbacks/daraja/${token}/stk`],
+      ['PUT', `/v1/payments/callbacks/mtn/${token}/0b6c3e6a-0c3e-4c3e-8c3e-0c3e0c3e0c3e`],
+      ['DELETE', `/v1/payments/callbacks/airtel/${token}`],
+      ['POST', `/v1/payments/callbacks/daraja/${token}/stk`],
+      ['GET', `//v1//Payments/Callbacks/daraja/${token}/stk?x=1`],
+    ];
+    const ids: string[] = [];
+    for (const [method, url] of probes) {
+      const requestId = `token-probe-${ids.length}-${Date.now()}`;
+      ids.push(requestId);
+      await fetch(server.baseUrl + url, { method, headers: { 'x-request-id': requestId } });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const lines = logEntries(server).filter((e) => ids.includes(String(e.reqId)));
+    expect(lines.filter((e) => e.msg === 'request completed')).toHaveLength(probes.length);
+    for (const line of lines) expect(String(line.path ?? ''), JSON.stringify(line)).not.toContain(token);
+    expect(lines.map((e) => e.path)).toContain('/v1/payments/callbacks/daraja/[REDACTED]/stk');
+    expect(server.output()).not.toContain(token);
+  });
+
   describe('the operator CLI against this server', () => {
     const cliEnv = () => ({ ADMIN_URL: server.adminUrl, DATA_DIR: dataDir });
 
