@@ -126,6 +126,8 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EC
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: string }).code ?? '';
+    // Node's http "aborted": a client cut its own request body off; the database is not involved.
+    if (code === 'ECONNRESET' && e.message === 'aborted') return false;
     if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
       return true;
     if (

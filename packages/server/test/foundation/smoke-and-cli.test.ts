@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
@@ -133,6 +133,30 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
     ]);
     expect(server.output()).not.toContain(searched);
     expect(server.output()).not.toContain(headers.signature!.slice(5, 40));
+  });
+
+  it('a request body the client cuts off is logged as an abort, at info, and the database stays healthy', async () => {
+    const requestId = `abort-${Date.now()}`;
+    const { port } = new URL(server.baseUrl);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `POST /v1/oauth/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: ${requestId}\r\n\r\n{"clientId":"`,
+        );
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 150);
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const mine = logEntries(server).filter((e) => e.reqId === requestId);
+    expect(mine.some((e) => e.msg === 'request aborted by the client' && e.level === 30)).toBe(true);
+    expect(mine.filter((e) => Number(e.level) >= 50)).toEqual([]);
+    expect(mine.some((e) => e.msg === 'database unavailable')).toBe(false);
+    const health = await fetch(`${server.baseUrl}/healthz`);
+    expect(health.status).toBe(200);
   });
 
   it('never logs a provider callback path token, whatever the method, slashes or case', async () => {
