@@ -102,6 +102,11 @@ export const configSchema = z.object({
   REDIS_URL: urlOf(/^rediss?$/, 'redis:// or rediss://').optional(),
   PUBLIC_BASE_URL: urlOf(/^https?$/, 'http:// or https://').optional(),
   TRUST_PROXY: trustProxy.default(false),
+  /** The most a client may take to send a whole request, headers and body (then 408 and closed). */
+  REQUEST_TIMEOUT_MS: positiveInt
+    .min(500, 'must be at least 500')
+    .max(600_000, 'must be at most 600000')
+    .default(30_000),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   WEBHOOK_SIGNING_KEY: ed25519PrivateKey.optional(),
   WEBHOOK_KEY_GENERATION: positiveInt.default(2),

@@ -14,6 +14,12 @@ export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean 
           // request.log becomes pino's child only when the request logs (lib/logger.ts).
           childLoggerFactory: requestLoggerFactory,
         }),
+    // A whole request (headers and body) within REQUEST_TIMEOUT_MS, or Node answers 408 and closes:
+    // a body trickled a byte at a time holds a connection no longer. Node checks every
+    // connectionsCheckingInterval (30 s by default): a quarter of the timeout, at most 30 s.
+    requestTimeout: ctx.config.REQUEST_TIMEOUT_MS,
+    // Handed to http.createServer by Fastify (its `http` option; not in FastifyServerOptions' type).
+    ...nodeServerOptions(ctx.config.REQUEST_TIMEOUT_MS),
     genReqId: generateRequestId,
     requestIdHeader: false,
     // Long enough that an over-long id reaches validation (400) instead of Fastify's own 414.
@@ -27,4 +33,11 @@ export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean 
         .send({ error: ErrorLabel.badRequest, message: 'Malformed request URL' });
     },
   } satisfies FastifyServerOptions;
+}
+
+function nodeServerOptions(requestTimeoutMs: number): object {
+  const every = Math.min(30_000, Math.max(250, Math.floor(requestTimeoutMs / 4)));
+  // Node enforces requestTimeout only when headersTimeout (default 60 s) is not above it.
+  const headersTimeout = Math.min(60_000, requestTimeoutMs);
+  return { http: { connectionsCheckingInterval: every, headersTimeout, requestTimeout: requestTimeoutMs } };
 }
