@@ -14,14 +14,9 @@ export function installValidation(app: FastifyInstance): void {
       const input = httpPart === 'body' && data === null ? undefined : data;
       const result = zodSchema.safeParse(input);
       if (!result.success) return { error: validationFailed(detailsFromZod(result.error)) };
-      // PostgreSQL text cannot hold NUL: refuse it here as the caller's error, not as a 500 later.
-      const nul = fieldsWithNul(result.data);
-      if (nul.length > 0)
-        return {
-          error: validationFailed(
-            nul.map((field) => ({ field, message: 'must not contain NUL characters' })),
-          ),
-        };
+      // Text no store can keep as given: the caller's error here, not a 500 or an altered value later.
+      const unstorable = unstorableText(result.data);
+      if (unstorable.length > 0) return { error: validationFailed(unstorable) };
       return { value: result.data };
     };
   });
@@ -35,11 +30,26 @@ export type ZodRouteSchema = FastifySchema & {
   params?: z.ZodType;
 };
 
-function fieldsWithNul(value: unknown, path: string[] = []): string[] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [path.join('.')] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => fieldsWithNul(item, [...path, String(i)]));
+/** A lone surrogate (`"\ud800"` in JSON): not Unicode text; PostgreSQL refuses it, PGlite alters it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Strings no store can keep as given, one entry per field: NUL (PostgreSQL text cannot hold it) and
+ * unpaired surrogates (not valid Unicode: a 500 on PostgreSQL, silently replaced on PGlite).
+ */
+function unstorableText(value: unknown, path: string[] = []): Array<{ field: string; message: string }> {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000'))
+      return [{ field: path.join('.'), message: 'must not contain NUL characters' }];
+    if (LONE_SURROGATE.test(value))
+      return [
+        { field: path.join('.'), message: 'must be valid Unicode text (an unpaired surrogate was sent)' },
+      ];
+    return [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => unstorableText(item, [...path, String(i)]));
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    return Object.entries(value).flatMap(([key, item]) => fieldsWithNul(item, [...path, key]));
+    return Object.entries(value).flatMap(([key, item]) => unstorableText(item, [...path, key]));
   }
   return [];
 }

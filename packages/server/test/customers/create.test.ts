@@ -20,6 +20,24 @@ describe.each(STORES)('POST /v1/customers on %s', (store) => {
     idempotencyKey?: string | false,
   ) => signedInject(t.app, partner, { method: 'POST', url: '/v1/customers', body, idempotencyKey });
 
+  it('refuses a lone surrogate as a validation error naming the field, and stores nothing', async () => {
+    const p = await createPartner(t);
+    for (const [field, value] of [
+      ['firstName', 'A\ud800'],
+      ['lastName', '\udfffB'],
+      ['referenceId', 'ref-\ud83d'],
+    ] as const) {
+      const res = await post(p, customerBody({ [field]: value }));
+      expect(res.statusCode, field).toBe(400);
+      expect(res.json()).toEqual(
+        invalid(field, 'must be valid Unicode text (an unpaired surrogate was sent)'),
+      );
+    }
+    // A whole pair (an emoji) is text like any other.
+    expect((await post(p, customerBody({ firstName: 'Amina \ud83d\ude00' }))).statusCode).toBe(201);
+    expect(await countCustomers(t, p.organizationId)).toBe(1);
+  });
+
   it('creates a customer with defaults: 201, trimmed names, isActive true, the rest null', async () => {
     const p = await createPartner(t);
     const res = await post(p, { firstName: '  Amina ', lastName: 'Otieno' });

@@ -54,6 +54,22 @@ describe.each(STORES)('PATCH /v1/customers/{id} on %s', (store) => {
     expect(await fetchCustomer(p, before.id)).toEqual(res.json().data);
   });
 
+  it('refuses a lone surrogate as a validation error naming the field, and changes nothing', async () => {
+    const p = await createPartner(t);
+    const before = await createCustomerViaApi(t, p, FULL);
+    for (const [field, value] of [
+      ['lastName', 'W\ud800'],
+      ['referenceId', '\udc00ref'],
+    ] as const) {
+      const res = await patch(p, before.id, { [field]: value });
+      expect(res.statusCode, field).toBe(400);
+      expect(res.json()).toEqual(
+        invalid(field, 'must be valid Unicode text (an unpaired surrogate was sent)'),
+      );
+    }
+    expect(await fetchCustomer(p, before.id)).toEqual(before);
+  });
+
   it('clears the nullable fields with null', async () => {
     const p = await createPartner(t);
     const before = await createCustomerViaApi(t, p, FULL);
