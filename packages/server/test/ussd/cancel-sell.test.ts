@@ -60,7 +60,7 @@ describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
     const { requests, details, confirm } = await toCancelConfirmation(partner, customerId);
     expect(requests.menu.options[0]).toEqual({
       key: '1',
-      label: 'BUY ZZCANCEL 1,002',
+      label: 'BUY ZZCANCEL KES 1,002',
       nextState: 'REQUEST_DETAILS',
     });
     expect(details.menu.text).toBe(`BUY ZZCANCEL KES 1,002.00\nStatus: PENDING_PAYMENT\nRef ${orderId}`);

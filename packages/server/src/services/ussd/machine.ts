@@ -18,7 +18,15 @@
  * SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
  */
 import { Big, parseWholeInput, plain } from '../../lib/money.ts';
-import { errorMenu, paginate, renderMenu, sellableUnits, stockList, ussdText } from './menus.ts';
+import {
+  errorMenu,
+  paginate,
+  REQUESTS_PAGE_SIZE,
+  renderMenu,
+  sellableUnits,
+  stockList,
+  ussdText,
+} from './menus.ts';
 import {
   isEndState,
   type MoveInput,
@@ -136,7 +144,7 @@ export function move(input: MoveInput): MoveResult {
       return go('SELL_SUBMITTED', ctx, [effect]);
     }
     case 'REQUESTS': {
-      const { page, totalPages, items } = paginate(data.openOrders, ctx.requestsPage);
+      const { page, totalPages, items } = paginate(data.openOrders, ctx.requestsPage, REQUESTS_PAGE_SIZE);
       if (option?.key === '7') return go('REQUESTS', { ...ctx, requestsPage: wrap(page, totalPages) });
       const picked = option?.nextState === 'REQUEST_DETAILS' ? items[Number(option.key) - 1] : undefined;
       return picked ? go('REQUEST_DETAILS', { ...ctx, orderId: picked.id }) : invalid();

@@ -34,6 +34,8 @@ import {
 
 export const MAX_USSD_TEXT = 182;
 export const PAGE_SIZE = 5;
+/** Open requests carry their amount with its currency: four fit whole on one screen. */
+export const REQUESTS_PAGE_SIZE = 4;
 const MIN_LABEL = 4;
 
 /** Spec: the menu text, a blank line, then one line per option as `<key>. <label>`. */
@@ -64,10 +66,10 @@ export function errorMenu(): UssdMenu {
 
 // ---- lookups shared with the machine ----
 
-export function paginate<T>(items: readonly T[], page: number | undefined) {
-  const totalPages = Math.max(1, Math.ceil(items.length / PAGE_SIZE));
+export function paginate<T>(items: readonly T[], page: number | undefined, size = PAGE_SIZE) {
+  const totalPages = Math.max(1, Math.ceil(items.length / size));
   const p = page !== undefined && Number.isInteger(page) && page >= 1 && page <= totalPages ? page : 1;
-  return { page: p, totalPages, items: items.slice((p - 1) * PAGE_SIZE, p * PAGE_SIZE) };
+  return { page: p, totalPages, items: items.slice((p - 1) * size, p * size) };
 }
 
 export function matchStocks(stocks: readonly UssdStock[], term: string): UssdStock[] {
@@ -96,8 +98,8 @@ export const sellableUnits = (stockId: string | undefined, holdings: readonly Us
 
 const ZERO = new Big('0');
 const ONE = new Big('1');
-// Open orders and holdings are shown in KES: the snapshot carries no currency for them.
-const kes = (amount: string) => formatMoney(money(amount, 'KES'));
+/** An amount with its own currency, as every screen shows one: `UGX 500.00`, `KES 1,000.00`. */
+const shown = (amount: string, currency: string) => `${currency} ${formatMoney(money(amount, currency))}`;
 const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
 const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
 
@@ -110,9 +112,10 @@ export function clip(value: string, max: number): string {
 
 // ---- the menus ----
 
-const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${kes(o.amount)}`;
-/** Short list label: `BUY SCOM 1,000` (decimals only when not .00; the details screen shows all). */
-const requestLabel = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${kes(o.amount).replace(/\.00$/, '')}`;
+const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${shown(o.amount, o.currency)}`;
+/** Short list label: `BUY SCOM KES 1,000` (decimals only when not .00; the details screen shows all). */
+const requestLabel = (o: UssdOpenOrder) =>
+  `${o.side} ${o.symbol} ${shown(o.amount, o.currency).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
@@ -235,7 +238,8 @@ export function renderMenu(
       ];
       const held = data.holdings.filter((h) => parseDecimal(h.units, 'units').gt(ZERO));
       const list = held.map(
-        (h) => `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, KES ${kes(h.value)}`,
+        (h) =>
+          `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, ${shown(h.value, h.currency)}`,
       );
       const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
       const tail = [
@@ -245,7 +249,7 @@ export function renderMenu(
       return finish(state, fitList(head, list, tail, options), options);
     }
     case 'REQUESTS': {
-      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage);
+      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage, REQUESTS_PAGE_SIZE);
       if (items.length === 0) return gone('No open requests.');
       const listed: UssdOption[] = items.map((o, i) => ({
         key: String(i + 1),

@@ -84,16 +84,18 @@ export interface UssdHolding {
   symbol: string;
   /** Decimal string with up to 4 decimals, e.g. '10.5000'. */
   units: string;
-  /** Decimal string, e.g. '2850.00'. */
+  /** Decimal string, e.g. '2850.00', in `currency` (the stock's). */
   value: string;
+  currency: string;
 }
 
 export interface UssdOpenOrder {
   id: string;
   side: 'BUY' | 'SELL';
   symbol: string;
-  /** Decimal string, e.g. '1000.00'. */
+  /** Decimal string, e.g. '1000.00', in `currency` (the order's). */
   amount: string;
+  currency: string;
   status: string;
 }
 
