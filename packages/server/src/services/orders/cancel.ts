@@ -9,7 +9,15 @@ import type { OrderDeps } from './deps.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
 import { refund } from './refund.ts';
 
-export class OrderNotCancellableError extends Error {}
+/**
+ * A move whose snapshot another move outran (on PostgreSQL, two sessions of one customer at once):
+ * the order or the holding it acted on changed after it was read. Not a failure: the USSD move is
+ * planned again from what is there now, and shows the same refusal the customer would have seen a
+ * moment later (services/ussd/process-choice.ts).
+ */
+export class StaleMoveError extends Error {}
+
+export class OrderNotCancellableError extends StaleMoveError {}
 
 /**
  * Cancels a customer's order that is not yet executed: PENDING_PAYMENT → CANCELLED with its pending

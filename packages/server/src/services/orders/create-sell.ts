@@ -4,6 +4,7 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
+import { StaleMoveError } from './cancel.ts';
 import type { PlacedOrder } from './create-buy.ts';
 import type { OrderDeps } from './deps.ts';
 import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
@@ -41,7 +42,7 @@ export async function createSellOrder(
   where customer_id = ${input.customerId} and stock_id = ${stock.id} and units >= ${quantity}::numeric
   returning units::text as units`,
   );
-  if (!sold) throw new Error('sell order: the holding no longer has these units');
+  if (!sold) throw new StaleMoveError('sell order: the holding no longer has these units');
   const orderId = createId();
   const payout = proceeds(
     parseDecimal(quantity, 'quantity', 0),

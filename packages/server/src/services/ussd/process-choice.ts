@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
+import { StaleMoveError } from '../orders/cancel.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
 import type { UssdCall, UssdReply } from './create-session.ts';
@@ -102,21 +103,34 @@ async function processLocked({
     return finish(errorScreen(), UssdMessage.processedWithError, []);
   };
 
-  // Nothing of the move is written yet: the ERROR state needs no savepoint.
-  if (plan.kind === 'screen') return plan.error ? failed(plan.error) : finish(plan.screen, plan.message, []);
-  const { moved, msisdn } = plan;
-  return withErrorState<MoveReply>(
-    tx,
-    async () => {
-      const effects = await applyEffects(tx, { ...owner, msisdn }, moved.effects, ctx);
-      await ctx.faultInjector?.('ussd.process.effects');
-      const screen = effects.orderId
-        ? completeSubmission(moved.state, moved.context, effects.orderId)
-        : moved;
-      return finish(screen, UssdMessage.processed, effects.payments);
-    },
-    failed,
-  );
+  const apply = (current: Plan, retries: number): Promise<MoveReply> => {
+    // Nothing of the move is written yet: the ERROR state needs no savepoint.
+    if (current.kind === 'screen')
+      return current.error ? failed(current.error) : finish(current.screen, current.message, []);
+    const { moved, msisdn } = current;
+    return withErrorState<MoveReply>(
+      tx,
+      async () => {
+        const effects = await applyEffects(tx, { ...owner, msisdn }, moved.effects, ctx);
+        await ctx.faultInjector?.('ussd.process.effects');
+        const screen = effects.orderId
+          ? completeSubmission(moved.state, moved.context, effects.orderId)
+          : moved;
+        return finish(screen, UssdMessage.processed, effects.payments);
+      },
+      async (error) => {
+        if (!(error instanceof StaleMoveError) || retries === 0) return failed(error);
+        // Another move outran this one's snapshot (its writes are rolled back): plan again from
+        // what is there now, as the embedded store, which runs one move at a time, would have.
+        log.info({ sessionId, reason: error.message }, 'USSD move outrun by another; planned again');
+        const fresh = await planMove(ctx, session, input.choice, () =>
+          loadUssdData(reader(tx), owner, ctx.registry),
+        );
+        return apply(fresh, retries - 1);
+      },
+    );
+  };
+  return apply(plan, 1);
 }
 
 /** The spec's answers for a session this caller cannot move (404, 403, 400); else the move's times. */
