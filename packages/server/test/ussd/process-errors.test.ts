@@ -48,6 +48,40 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
     expect((await client.press(sessionId, 'ABCDEFGHIJ')).statusCode).toBe(200);
   });
 
+  it('a lone surrogate in sessionId, choice or customerId is a validation error naming the field, and moves nothing', async () => {
+    const { partner, customerId, client } = await setup();
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const post = (url: string, body: unknown) => signedInject(t.app, partner, { method: 'POST', url, body });
+    const refused = (field: string, message: string) => ({
+      error: 'Validation failed',
+      details: [{ field, message }],
+    });
+    const surrogate = 'must be valid Unicode text (an unpaired surrogate was sent)';
+    const cases: [string, unknown, ReturnType<typeof refused>][] = [
+      ['/v1/ussd/process', { sessionId: `${sessionId}\ud800`, choice: '1' }, refused('sessionId', surrogate)],
+      ['/v1/ussd/process', { sessionId: '\udfff', choice: '1' }, refused('sessionId', surrogate)],
+      [
+        '/v1/ussd/process',
+        { sessionId, choice: '1\ud800' },
+        refused('choice', 'Choice must be alphanumeric'),
+      ],
+      [
+        '/v1/ussd/session',
+        { customerId: `${customerId.slice(0, -1)}\ud800` },
+        refused('customerId', 'Invalid customer ID format'),
+      ],
+    ];
+    for (const [url, body, expected] of cases) {
+      const res = await post(url, body);
+      expect([url, res.statusCode, res.json()]).toEqual([url, 400, expected]);
+    }
+    const sessions = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.customerId, customerId));
+    expect(sessions.map((row) => row.state)).toEqual(['HOME']);
+  });
+
   it('404 SESSION_NOT_FOUND; 403 SESSION_FORBIDDEN for another organization', async () => {
     const { customerId, client } = await setup();
     const missing = await client.press(`ussd_${'0'.repeat(32)}`, '1');
