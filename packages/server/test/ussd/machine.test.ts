@@ -39,10 +39,17 @@ const base = (over: Partial<UssdData> = {}): UssdData => ({
     paymentCurrency: 'KES',
   },
   stocks: CATALOG,
-  holdings: [{ stockId: 's-scom', symbol: 'SCOM', units: '10.5000', value: '299.25' }],
+  holdings: [{ stockId: 's-scom', symbol: 'SCOM', units: '10.5000', value: '299.25', currency: 'KES' }],
   openOrders: [
-    { id: 'ord-1', side: 'BUY', symbol: 'KCB', amount: '1000.00', status: 'PENDING_PAYMENT' },
-    { id: 'ord-2', side: 'SELL', symbol: 'SCOM', amount: '57.00', status: 'PAID' },
+    {
+      id: 'ord-1',
+      side: 'BUY',
+      symbol: 'KCB',
+      amount: '1000.00',
+      currency: 'KES',
+      status: 'PENDING_PAYMENT',
+    },
+    { id: 'ord-2', side: 'SELL', symbol: 'SCOM', amount: '57.00', currency: 'KES', status: 'PAID' },
   ],
   ...over,
 });
@@ -299,6 +306,7 @@ describe('USSD machine: selling, portfolio and requests', () => {
       side: 'SELL' as const,
       symbol: 'EABL',
       amount: '1000000.50',
+      currency: 'KES',
       status: 'PENDING',
     }));
     const many = base({ openOrders: orders });
@@ -363,12 +371,14 @@ describe('USSD machine: every reachable screen fits a handset', () => {
             symbol: s.symbol,
             units: '123456.7890',
             value: '98765432.10',
+            currency: 'KES',
           })),
           openOrders: Array.from({ length: long ? 12 : 3 }, (_, i) => ({
             id: `ckorder${String(i).padStart(18, '0')}`,
             side: i % 2 ? ('SELL' as const) : ('BUY' as const),
             symbol: `S${i}LONGSYMBOL`,
             amount: '999999999.99',
+            currency: 'KES',
             status: 'PENDING_PAYMENT_CONFIRMATION',
           })),
         };

@@ -15,7 +15,7 @@ export type SnapshotRow = {
   customer: { msisdn: string | null; isActive: boolean } | null;
   organization_name: string | null;
   stocks: UssdStock[];
-  holdings: (Omit<UssdHolding, 'value'> & { price: string; currency: string })[];
+  holdings: (Omit<UssdHolding, 'value'> & { price: string })[];
   open_orders: UssdOpenOrder[];
 };
 
@@ -39,7 +39,7 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
     from holdings h join stocks s on s.id = h.stock_id
     where h.organization_id = ${org} and h.customer_id = ${customer} and h.units > 0), '[]') as holdings,
   coalesce((select json_agg(json_build_object('id', o.id, 'side', o.side, 'symbol', s.symbol,
-      'amount', o.amount::text, 'status', o.status) order by o.created_at desc, o.id desc)
+      'amount', o.amount::text, 'currency', o.currency, 'status', o.status) order by o.created_at desc, o.id desc)
     from orders o join stocks s on s.id = o.stock_id
     where o.organization_id = ${org} and o.customer_id = ${customer} and o.status in (${OPEN})), '[]')
     as open_orders`;
@@ -77,10 +77,10 @@ export function snapshotFrom(row: SnapshotRow, customer: string, adapters: Adapt
         paymentCurrency: adapter?.currency ?? null,
       },
       stocks: row.stocks,
-      holdings: row.holdings.map(({ price, currency, ...h }) => ({
+      holdings: row.holdings.map(({ price, ...h }) => ({
         ...h,
         value: amountString(
-          holdingValue(parseDecimal(h.units, 'units'), parseDecimal(price, 'price'), currency),
+          holdingValue(parseDecimal(h.units, 'units'), parseDecimal(price, 'price'), h.currency),
         ),
       })),
       openOrders: row.open_orders,

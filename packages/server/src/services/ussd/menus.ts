@@ -9,6 +9,7 @@
 import {
   Big,
   type Decimal,
+  formatAmount,
   formatEstimatedUnits,
   formatMoney,
   formatPrice,
@@ -96,8 +97,8 @@ export const sellableUnits = (stockId: string | undefined, holdings: readonly Us
 
 const ZERO = new Big('0');
 const ONE = new Big('1');
-// Open orders and holdings are shown in KES: the snapshot carries no currency for them.
-const kes = (amount: string) => formatMoney(money(amount, 'KES'));
+// Every amount is shown in its own currency: a holding's is its stock's, an order's its own.
+const orderAmount = (o: UssdOpenOrder) => money(o.amount, o.currency);
 const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
 const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
 
@@ -110,9 +111,13 @@ export function clip(value: string, max: number): string {
 
 // ---- the menus ----
 
-const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} KES ${kes(o.amount)}`;
-/** Short list label: `BUY SCOM 1,000` (decimals only when not .00; the details screen shows all). */
-const requestLabel = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${kes(o.amount).replace(/\.00$/, '')}`;
+const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${formatAmount(orderAmount(o))}`;
+/**
+ * Short list label: `BUY SCOM 1,000` (decimals only when not .00). The details screen behind it shows
+ * the whole amount with its currency (docs/ussd-and-payments.md, Money).
+ */
+const requestLabel = (o: UssdOpenOrder) =>
+  `${o.side} ${o.symbol} ${formatMoney(orderAmount(o)).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
@@ -191,7 +196,7 @@ export function renderMenu(
     case 'BUY_CONFIRM': {
       if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
       const paid = money(context.amount, stock.currency);
-      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
+      const head = `Buy ${stock.symbol} for ${formatAmount(paid)}`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
@@ -220,8 +225,8 @@ export function renderMenu(
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
       if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
-      const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
-      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
+      const value = formatAmount(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
+      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
         { key: '2', label: 'Cancel', nextState: 'HOME' },
       ]);
@@ -235,7 +240,8 @@ export function renderMenu(
       ];
       const held = data.holdings.filter((h) => parseDecimal(h.units, 'units').gt(ZERO));
       const list = held.map(
-        (h) => `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, KES ${kes(h.value)}`,
+        (h) =>
+          `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, ${formatAmount(money(h.value, h.currency))}`,
       );
       const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
       const tail = [
