@@ -6,7 +6,14 @@ import { orders, ussdSessions } from '../../src/db/schema.ts';
 import { withErrorState } from '../../src/services/ussd/error-state.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
-import { ensureCatalog, FIXTURES, insertCustomer, type UssdData, ussdClient } from './support.ts';
+import {
+  ensureCatalog,
+  FIXTURES,
+  holdFirstMove,
+  insertCustomer,
+  type UssdData,
+  ussdClient,
+} from './support.ts';
 
 describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %s', (store) => {
   let t: TestApp;
@@ -231,31 +238,12 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
     expect(reused.statusCode).toBe(422);
   });
 
-  /** Holds the first move that reaches `ussd.process.effects` open until `release()`. */
-  function holdFirstMove() {
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reached = () => {};
-    const inside = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    let held = false;
-    t.ctx.faultInjector = async (point) => {
-      if (point !== 'ussd.process.effects' || held) return;
-      held = true;
-      reached();
-      await released;
-    };
-    return { inside, release };
-  }
   const pageOf = (body: string) => /\(page (\d+)\//.exec(JSON.parse(body).data.menu.text)?.[1];
 
   it('two racing calls on one session (different keys) apply one after the other', async () => {
     const { customerId, client } = await setup();
     const stocksScreen = await client.walk(customerId, ['1']);
-    const hold = holdFirstMove();
+    const hold = holdFirstMove(t);
     const first = client.press(stocksScreen.sessionId, '7');
     await hold.inside;
     // The first has read the session (page 1) and is held before its write. The second reads the
@@ -328,7 +316,7 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
   it('the same key while the first call is in flight: 409 on PostgreSQL, a replay once it completes', async () => {
     const { customerId, client } = await setup();
     const stocksScreen = await client.walk(customerId, ['1']);
-    const hold = holdFirstMove();
+    const hold = holdFirstMove(t);
     const key = randomUUID();
     const first = client.press(stocksScreen.sessionId, '7', key);
     await hold.inside;

@@ -7,6 +7,7 @@ import { emitTransactionEvent } from '../payments/transaction-events.ts';
 import { type SelectedTransaction, TRANSACTION_COLUMNS } from '../payments/transaction-row.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
+import { OvertakenError } from './overtaken.ts';
 import { refund } from './refund.ts';
 
 export class OrderNotCancellableError extends Error {}
@@ -26,8 +27,9 @@ export async function cancelOrder(
   if (!order || order.organizationId !== input.organizationId || order.customerId !== input.customerId) {
     throw new OrderNotCancellableError(`order ${input.orderId} is not this customer's`);
   }
+  // Cancelled or settled since the move read it as open (the lock waited for that commit).
   if (order.status !== 'PENDING_PAYMENT' && order.status !== 'PAID') {
-    throw new OrderNotCancellableError(`order ${order.id} is ${order.status}`);
+    throw new OvertakenError(`order ${order.id} is ${order.status}`);
   }
   await setOrderStatus(tx, deps.events, order.id, 'CANCELLED');
   if (order.status === 'PENDING_PAYMENT') {
