@@ -57,6 +57,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installRateLimits(app, {
     global: ctx.config.RATE_LIMIT_GLOBAL,
     token: ctx.config.RATE_LIMIT_TOKEN,
+    callbacks: ctx.config.PROVIDER_CALLBACK_RATE_LIMIT,
     redis: ctx.redis,
     prefix: ctx.rateLimitPrefix,
     metrics: ctx.metrics,

@@ -131,6 +131,8 @@ export const configSchema = z.object({
   PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_GLOBAL: rateLimitSpec.prefault('300/60s'),
   RATE_LIMIT_TOKEN: rateLimitSpec.prefault('10/900s'),
+  /** Provider callbacks under their right path token, per source address (product.md). */
+  PROVIDER_CALLBACK_RATE_LIMIT: rateLimitSpec.prefault('6000/60s'),
   IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
   /** How long a request's in-progress lock holds before a crashed request's key can be taken over. */
   IDEMPOTENCY_LOCK_SECONDS: positiveInt.default(60),

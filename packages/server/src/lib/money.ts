@@ -123,9 +123,6 @@ function grouped(value: Decimal, decimals: number, rm: BigJs.RoundingMode): stri
 /** An amount on a screen: 2 decimals (half up; a stored amount has no more), grouped. */
 export const formatMoney = (m: Money): string => grouped(m.amount, AMOUNT_DECIMALS, Big.roundHalfUp);
 
-/** An amount on a screen with its own currency, never another's: 'UGX 1,500.00'. */
-export const formatAmount = (m: Money): string => `${m.currency} ${formatMoney(m)}`;
-
 /** A price keeps up to 4 decimals when they are significant, at least 2: '28.50', '0.125'. */
 export function formatPrice(price: Decimal): string {
   const rounded = price.round(PRICE_DECIMALS, Big.roundHalfUp);

@@ -16,6 +16,8 @@ export type LimitSpec = { points: number; durationSeconds: number };
 /** Exempt from every limit and from the RateLimit-* headers (spec, Limits rule 3). */
 export const RATE_LIMIT_EXEMPT = new Set(['/healthz', '/metrics']);
 export const TOKEN_PATH = '/v1/oauth/token';
+/** Not a Partner API answer (no partner calls the callback routes): what a provider's 429 says. */
+export const CALLBACK_LIMIT_MESSAGE = 'Too many provider callbacks from this address; try again shortly.';
 /**
  * After Redis fails a decision, decisions are taken in memory at once for this long, then Redis is
  * tried again. A frozen Redis (a partition) costs the command timeout (500 ms) to one request a
@@ -37,6 +39,8 @@ type Limiter = {
 export type RateLimitOptions = {
   global: LimitSpec;
   token: LimitSpec;
+  /** Provider callbacks under their right path token, per source (PROVIDER_CALLBACK_RATE_LIMIT). */
+  callbacks: LimitSpec;
   redis?: Redis;
   /** Instances that must share one budget use one prefix. */
   prefix: string;
@@ -92,6 +96,7 @@ function headersFor(limiter: Limiter, res: RateLimiterRes): Record<string, strin
 export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
   const global = createLimiter('global', options.global, ErrorMessage.rateLimitGlobal, options);
   const token = createLimiter('token', options.token, ErrorMessage.rateLimitToken, options);
+  const callbacks = createLimiter('callbacks', options.callbacks, CALLBACK_LIMIT_MESSAGE, options);
   let lastFallbackLog = 0;
   let redisSkippedUntil = 0;
 
@@ -263,9 +268,11 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     // Fastify builds `routeOptions` afresh on each read: read once.
     const { url: route, config } = request.routeOptions;
     if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return done();
-    // A provider callback under its right path token (routes/daraja-callbacks.ts): a wrong token is
-    // limited like any unknown path.
-    if (config?.rateLimitExempt?.(request)) return done();
+    // A provider callback under its right path token (routes/daraja-callbacks.ts) has a budget of its
+    // own, far above the partners' (a provider sends every customer's callback from a few
+    // addresses); a wrong token is limited like any unknown path.
+    if (config?.rateLimitExempt?.(request))
+      return apply(callbacks, request, reply, (error) => done(error as Error | undefined));
     apply(global, request, reply, (error) => {
       // Token attempts count against both budgets; the token limiter's headers replace the global ones.
       if (error || request.method !== 'POST' || route !== TOKEN_PATH) return done(error as Error | undefined);

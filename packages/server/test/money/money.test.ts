@@ -9,7 +9,6 @@ import {
   amountString,
   Big,
   type Decimal,
-  formatAmount,
   formatEstimatedUnits,
   formatMoney,
   formatPrice,
@@ -245,11 +244,6 @@ describe('money: the exact strings the USSD screens show', () => {
     expect(formatMoney(kes('2.675'))).toBe('2.68');
     expect(formatMoney(kes('2.6749'))).toBe('2.67');
     expect(formatMoney(money('0', 'KES'))).toBe('0.00');
-  });
-
-  it('an amount with its own currency, never another', () => {
-    expect(formatAmount(money('1500', 'UGX'))).toBe('UGX 1,500.00');
-    expect(formatAmount(money('1234567.5', 'KES'))).toBe('KES 1,234,567.50');
   });
 
   const screens: [string, (value: Decimal) => string, [string, string][]][] = [

@@ -60,7 +60,7 @@ describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
     const { requests, details, confirm } = await toCancelConfirmation(partner, customerId);
     expect(requests.menu.options[0]).toEqual({
       key: '1',
-      label: 'BUY ZZCANCEL 1,002',
+      label: 'BUY ZZCANCEL KES 1,002',
       nextState: 'REQUEST_DETAILS',
     });
     expect(details.menu.text).toBe(`BUY ZZCANCEL KES 1,002.00\nStatus: PENDING_PAYMENT\nRef ${orderId}`);
@@ -182,5 +182,51 @@ describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
     });
     expect(paid.payment).toBeUndefined();
     expect(paid.disbursement).toMatchObject({ type: 'OUTGOING', amount: '120.00', provider: 'MPESA' });
+  });
+
+  it('two sessions selling the same units at once: one sells, the other gets a clean refusal, never ERROR', async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner, { msisdn: '254711000555' });
+    await insertHolding(t, partner, customerId, stockIds.sell, '10.0000');
+    const client = ussdClient(t, partner);
+    const confirms = await Promise.all(
+      [0, 1].map(() => client.walk(customerId, ['1', '8', 'ZZSELL', '1', '2', '10'])),
+    );
+    for (const c of confirms) expect(c.currentState).toBe('SELL_CONFIRM');
+    const answers = await Promise.all(confirms.map((c) => client.press(c.sessionId, '1')));
+    const moved = answers.map((r) => {
+      expect(r.statusCode, r.body).toBe(200);
+      return r.json() as { message: string; data: UssdData };
+    });
+    const states = moved.map((m) => m.data.currentState);
+    expect(states.filter((s) => s === 'SELL_SUBMITTED')).toHaveLength(1);
+    expect(states).not.toContain('ERROR');
+    const loser = moved.find((m) => m.data.currentState !== 'SELL_SUBMITTED')!;
+    expect(loser.message).not.toMatch(/error/i);
+    expect(loser.data.menu.text).not.toContain('Something went wrong');
+    const [holding] = await t.ctx.database.db
+      .select()
+      .from(holdings)
+      .where(and(eq(holdings.customerId, customerId), eq(holdings.stockId, stockIds.sell)));
+    expect(holding?.units).toBe('0.0000');
+  });
+
+  it('two sessions cancelling the same order at once: one cancels, the other gets a clean refusal, never ERROR', async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner, { msisdn: '254711000556' });
+    const client = ussdClient(t, partner);
+    const submitted = await client.walk(customerId, ['1', '8', 'ZZCANCEL', '1', '1', '1002', '1']);
+    const orderId = refOf(submitted);
+    const both = await Promise.all([0, 1].map(() => toCancelConfirmation(partner, customerId)));
+    const answers = await Promise.all(both.map(({ confirm }) => client.press(confirm.sessionId, '1')));
+    const moved = answers.map((r) => {
+      expect(r.statusCode, r.body).toBe(200);
+      return r.json() as { message: string; data: UssdData };
+    });
+    const states = moved.map((m) => m.data.currentState);
+    expect(states.filter((s) => s === 'REQUEST_CANCELLED')).toHaveLength(1);
+    expect(states).not.toContain('ERROR');
+    for (const m of moved) expect(m.message).not.toMatch(/error/i);
+    expect(await orderRow(t, orderId)).toMatchObject({ status: 'CANCELLED' });
   });
 });

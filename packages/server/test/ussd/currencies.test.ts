@@ -79,8 +79,12 @@ describe.each(STORES)('USSD screens show each amount in its own currency on %s',
     const portfolio = await client.walk(customerId, ['2']);
     expect(portfolio.menu.text.split('\n').at(-1)).toBe('Open requests: 2');
     const requests = (await client.press(portfolio.sessionId, '1')).json().data as UssdData;
-    // Newest first; the list's short labels are the amounts, each screen behind them names the currency.
-    expect(requests.menu.options.map((o) => o.label)).toEqual(['BUY ZZSELL 700', 'BUY ZZUGX 1,500', 'Home']);
+    // Newest first.
+    expect(requests.menu.options.map((o) => o.label)).toEqual([
+      'BUY ZZSELL KES 700',
+      'BUY ZZUGX UGX 1,500',
+      'Home',
+    ]);
 
     const details = (await client.press(requests.sessionId, '2')).json().data as UssdData;
     expect(details.menu.text).toBe(`BUY ZZUGX UGX 1,500.00\nStatus: PENDING_PAYMENT\nRef ${ugxOrder}`);

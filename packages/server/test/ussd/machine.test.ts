@@ -273,6 +273,34 @@ describe('USSD machine: selling, portfolio and requests', () => {
     expect(completeSubmission(sold.state, sold.context, 'ck9').ussdText).toMatch(/Ref ck9$/);
   });
 
+  it('shows every amount with its own currency: a UGX holding and order are never shown as KES', () => {
+    const mixed = base({
+      holdings: [
+        { stockId: 's-mtnu', symbol: 'MTNU', units: '25.0000', value: '500.00', currency: 'UGX' },
+        { stockId: 's-scom', symbol: 'SCOM', units: '10.5000', value: '299.25', currency: 'KES' },
+      ],
+      openOrders: [
+        {
+          id: 'ord-u',
+          side: 'BUY',
+          symbol: 'MTNU',
+          amount: '5000.00',
+          currency: 'UGX',
+          status: 'PENDING_PAYMENT',
+        },
+      ],
+    });
+    const portfolio = walk(mixed, startSession(mixed), '2');
+    expect(portfolio.menu.text).toContain('MTNU 25 units, UGX 500.00');
+    expect(portfolio.menu.text).toContain('SCOM 10.5 units, KES 299.25');
+    expect(portfolio.menu.text).not.toContain('KES 500.00');
+    const requests = walk(mixed, portfolio, '1');
+    expect(requests.menu.options[0]?.label).toBe('BUY MTNU UGX 5,000');
+    const details = walk(mixed, requests, '1');
+    expect(details.menu.text).toContain('UGX 5,000.00');
+    expect(details.menu.text).not.toContain('KES');
+  });
+
   it('walks PORTFOLIO -> REQUESTS -> REQUEST_DETAILS -> CANCEL_REQUEST_CONFIRMATION -> REQUEST_CANCELLED', () => {
     const portfolio = walk(data, home, '2');
     expect(portfolio.menu.text).toBe('My Portfolio\nSCOM 10.5 units, KES 299.25\nOpen requests: 2');
@@ -281,7 +309,11 @@ describe('USSD machine: selling, portfolio and requests', () => {
       { key: '0', label: 'Home', nextState: 'HOME' },
     ]);
     const requests = walk(data, portfolio, '1');
-    expect(requests.menu.options.map((o) => o.label)).toEqual(['BUY KCB 1,000', 'SELL SCOM 57', 'Home']);
+    expect(requests.menu.options.map((o) => o.label)).toEqual([
+      'BUY KCB KES 1,000',
+      'SELL SCOM KES 57',
+      'Home',
+    ]);
     const details = walk(data, requests, '2');
     expect(details.state).toBe('REQUEST_DETAILS');
     expect(details.context.orderId).toBe('ord-2');
@@ -312,11 +344,16 @@ describe('USSD machine: selling, portfolio and requests', () => {
     const many = base({ openOrders: orders });
     const requests = walk(many, startSession(many), '2', '1', '9');
     expect(requests.menu.text).toBe('Invalid choice.\nOpen requests (1/2)');
-    expect(requests.menu.options.slice(0, 5).every((o) => o.label === 'SELL EABL 1,000,000.50')).toBe(true);
+    // Each label whole, with its currency; as many as fit in one USSD screen.
+    const first = requests.menu.options.filter((o) => o.nextState === 'REQUEST_DETAILS');
+    expect(first.length).toBeGreaterThanOrEqual(3);
+    expect(first.map((o) => o.label)).toEqual(first.map(() => 'SELL EABL KES 1,000,000.50'));
     expect(requests.ussdText.length).toBeLessThanOrEqual(MAX_USSD_TEXT);
     const page2 = walk(many, requests, '7');
-    expect(keys(page2)).toEqual(['1', '2', '7', '0']);
-    expect(walk(many, page2, '2').context.orderId).toBe('o6');
+    const second = page2.menu.options.filter((o) => o.nextState === 'REQUEST_DETAILS');
+    expect(first.length + second.length).toBe(7);
+    expect(page2.ussdText.length).toBeLessThanOrEqual(MAX_USSD_TEXT);
+    expect(walk(many, page2, String(second.length)).context.orderId).toBe('o6');
     expect(walk(many, page2, '7').menu.text).toBe('Open requests (1/2)');
   });
 

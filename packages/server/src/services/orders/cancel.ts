@@ -7,10 +7,17 @@ import { emitTransactionEvent } from '../payments/transaction-events.ts';
 import { type SelectedTransaction, TRANSACTION_COLUMNS } from '../payments/transaction-row.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, setOrderStatus } from './lock-order.ts';
-import { OvertakenError } from './overtaken.ts';
 import { refund } from './refund.ts';
 
-export class OrderNotCancellableError extends Error {}
+/**
+ * A move whose snapshot another move outran (on PostgreSQL, two sessions of one customer at once):
+ * the order or the holding it acted on changed after it was read. Not a failure: the USSD move is
+ * planned again from what is there now, and shows the same refusal the customer would have seen a
+ * moment later (services/ussd/process-choice.ts).
+ */
+export class StaleMoveError extends Error {}
+
+export class OrderNotCancellableError extends StaleMoveError {}
 
 /**
  * Cancels a customer's order that is not yet executed: PENDING_PAYMENT → CANCELLED with its pending
@@ -27,9 +34,8 @@ export async function cancelOrder(
   if (!order || order.organizationId !== input.organizationId || order.customerId !== input.customerId) {
     throw new OrderNotCancellableError(`order ${input.orderId} is not this customer's`);
   }
-  // Cancelled or settled since the move read it as open (the lock waited for that commit).
   if (order.status !== 'PENDING_PAYMENT' && order.status !== 'PAID') {
-    throw new OvertakenError(`order ${order.id} is ${order.status}`);
+    throw new OrderNotCancellableError(`order ${order.id} is ${order.status}`);
   }
   await setOrderStatus(tx, deps.events, order.id, 'CANCELLED');
   if (order.status === 'PENDING_PAYMENT') {

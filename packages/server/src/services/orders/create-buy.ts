@@ -15,7 +15,6 @@ import { type SelectedTransaction, TRANSACTION_COLUMNS } from '../payments/trans
 import type { OrderDeps } from './deps.ts';
 import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
-import { OvertakenError } from './overtaken.ts';
 
 export type PlacedOrder = { orderId: string; payments: TransactionRef[] };
 
@@ -67,7 +66,7 @@ select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order
   );
   const { order, transaction, listedCurrency } = placed!;
   if (!order || !transaction) {
-    if (listedCurrency === null) throw new OvertakenError(`buy order: stock ${input.stockId} is not listed`);
+    if (listedCurrency === null) throw new Error(`buy order: stock ${input.stockId} is not listed`);
     refuseOtherCurrency(route, listedCurrency);
     throw new Error('buy order: the order or its collection was not inserted');
   }

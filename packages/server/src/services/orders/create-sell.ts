@@ -4,11 +4,11 @@ import type { Tx } from '../../db/client.ts';
 import { one } from '../../db/query.ts';
 import { amountString, parseDecimal, proceeds } from '../../lib/money.ts';
 import { createTransaction } from '../payments/create-transaction.ts';
+import { StaleMoveError } from './cancel.ts';
 import type { PlacedOrder } from './create-buy.ts';
 import type { OrderDeps } from './deps.ts';
 import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
-import { OvertakenError } from './overtaken.ts';
 
 /**
  * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
@@ -34,7 +34,7 @@ export async function createSellOrder(
     tx,
     sql`select id, price::text as price, currency from stocks where id = ${input.stockId} and is_active`,
   );
-  if (!stock) throw new OvertakenError(`sell order: stock ${input.stockId} is not listed`);
+  if (!stock) throw new Error(`sell order: stock ${input.stockId} is not listed`);
   const quantity = input.quantity;
   const sold = await one<{ units: string }>(
     tx,
@@ -42,8 +42,7 @@ export async function createSellOrder(
   where customer_id = ${input.customerId} and stock_id = ${stock.id} and units >= ${quantity}::numeric
   returning units::text as units`,
   );
-  // A sell of the same units committed since the move read the holding (the guarded update waited for it).
-  if (!sold) throw new OvertakenError('sell order: the holding no longer has these units');
+  if (!sold) throw new StaleMoveError('sell order: the holding no longer has these units');
   const orderId = createId();
   const payout = proceeds(
     parseDecimal(quantity, 'quantity', 0),

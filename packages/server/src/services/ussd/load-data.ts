@@ -15,7 +15,7 @@ export type SnapshotRow = {
   customer: { msisdn: string | null; isActive: boolean } | null;
   organization_name: string | null;
   stocks: UssdStock[];
-  holdings: (Omit<UssdHolding, 'value'> & { price: string })[];
+  holdings: (Omit<UssdHolding, 'value'> & { price: string; currency: string })[];
   open_orders: UssdOpenOrder[];
 };
 
@@ -77,10 +77,11 @@ export function snapshotFrom(row: SnapshotRow, customer: string, adapters: Adapt
         paymentCurrency: adapter?.currency ?? null,
       },
       stocks: row.stocks,
-      holdings: row.holdings.map(({ price, ...h }) => ({
+      holdings: row.holdings.map(({ price, currency, ...h }) => ({
         ...h,
+        currency,
         value: amountString(
-          holdingValue(parseDecimal(h.units, 'units'), parseDecimal(price, 'price'), h.currency),
+          holdingValue(parseDecimal(h.units, 'units'), parseDecimal(price, 'price'), currency),
         ),
       })),
       openOrders: row.open_orders,

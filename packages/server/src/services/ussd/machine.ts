@@ -14,11 +14,19 @@
  *      should be turned into the ERROR screen: `errorScreen()`.
  *
  * A choice that is not a key of the current menu keeps the state with `Invalid choice.` on the first
- * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole 100..1,000,000 of the stock's currency) and
- * SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
+ * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole 100..1,000,000 in the stock's
+ * currency) and SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
  */
 import { Big, parseWholeInput, plain } from '../../lib/money.ts';
-import { errorMenu, paginate, renderMenu, sellableUnits, stockList, ussdText } from './menus.ts';
+import {
+  errorMenu,
+  paginate,
+  REQUESTS_PAGE_SIZE,
+  renderMenu,
+  sellableUnits,
+  stockList,
+  ussdText,
+} from './menus.ts';
 import {
   isEndState,
   type MoveInput,
@@ -136,7 +144,7 @@ export function move(input: MoveInput): MoveResult {
       return go('SELL_SUBMITTED', ctx, [effect]);
     }
     case 'REQUESTS': {
-      const { page, totalPages, items } = paginate(data.openOrders, ctx.requestsPage);
+      const { page, totalPages, items } = paginate(data.openOrders, ctx.requestsPage, REQUESTS_PAGE_SIZE);
       if (option?.key === '7') return go('REQUESTS', { ...ctx, requestsPage: wrap(page, totalPages) });
       const picked = option?.nextState === 'REQUEST_DETAILS' ? items[Number(option.key) - 1] : undefined;
       return picked ? go('REQUEST_DETAILS', { ...ctx, orderId: picked.id }) : invalid();

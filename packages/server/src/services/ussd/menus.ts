@@ -9,7 +9,6 @@
 import {
   Big,
   type Decimal,
-  formatAmount,
   formatEstimatedUnits,
   formatMoney,
   formatPrice,
@@ -35,6 +34,8 @@ import {
 
 export const MAX_USSD_TEXT = 182;
 export const PAGE_SIZE = 5;
+/** Open requests carry their amount with its currency: four fit whole on one screen. */
+export const REQUESTS_PAGE_SIZE = 4;
 const MIN_LABEL = 4;
 
 /** Spec: the menu text, a blank line, then one line per option as `<key>. <label>`. */
@@ -65,10 +66,10 @@ export function errorMenu(): UssdMenu {
 
 // ---- lookups shared with the machine ----
 
-export function paginate<T>(items: readonly T[], page: number | undefined) {
-  const totalPages = Math.max(1, Math.ceil(items.length / PAGE_SIZE));
+export function paginate<T>(items: readonly T[], page: number | undefined, size = PAGE_SIZE) {
+  const totalPages = Math.max(1, Math.ceil(items.length / size));
   const p = page !== undefined && Number.isInteger(page) && page >= 1 && page <= totalPages ? page : 1;
-  return { page: p, totalPages, items: items.slice((p - 1) * PAGE_SIZE, p * PAGE_SIZE) };
+  return { page: p, totalPages, items: items.slice((p - 1) * size, p * size) };
 }
 
 export function matchStocks(stocks: readonly UssdStock[], term: string): UssdStock[] {
@@ -97,8 +98,8 @@ export const sellableUnits = (stockId: string | undefined, holdings: readonly Us
 
 const ZERO = new Big('0');
 const ONE = new Big('1');
-// Every amount is shown in its own currency: a holding's is its stock's, an order's its own.
-const orderAmount = (o: UssdOpenOrder) => money(o.amount, o.currency);
+/** An amount with its own currency, as every screen shows one: `UGX 500.00`, `KES 1,000.00`. */
+const shown = (amount: string, currency: string) => `${currency} ${formatMoney(money(amount, currency))}`;
 const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
 const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
 
@@ -111,13 +112,10 @@ export function clip(value: string, max: number): string {
 
 // ---- the menus ----
 
-const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${formatAmount(orderAmount(o))}`;
-/**
- * Short list label: `BUY SCOM 1,000` (decimals only when not .00). The details screen behind it shows
- * the whole amount with its currency (docs/ussd-and-payments.md, Money).
- */
+const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${shown(o.amount, o.currency)}`;
+/** Short list label: `BUY SCOM KES 1,000` (decimals only when not .00; the details screen shows all). */
 const requestLabel = (o: UssdOpenOrder) =>
-  `${o.side} ${o.symbol} ${formatMoney(orderAmount(o)).replace(/\.00$/, '')}`;
+  `${o.side} ${o.symbol} ${shown(o.amount, o.currency).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
@@ -196,7 +194,7 @@ export function renderMenu(
     case 'BUY_CONFIRM': {
       if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
       const paid = money(context.amount, stock.currency);
-      const head = `Buy ${stock.symbol} for ${formatAmount(paid)}`;
+      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
@@ -225,8 +223,8 @@ export function renderMenu(
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
       if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
-      const value = formatAmount(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
-      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${value}`, [
+      const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
+      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
         { key: '2', label: 'Cancel', nextState: 'HOME' },
       ]);
@@ -241,7 +239,7 @@ export function renderMenu(
       const held = data.holdings.filter((h) => parseDecimal(h.units, 'units').gt(ZERO));
       const list = held.map(
         (h) =>
-          `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, ${formatAmount(money(h.value, h.currency))}`,
+          `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, ${shown(h.value, h.currency)}`,
       );
       const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
       const tail = [
@@ -251,7 +249,7 @@ export function renderMenu(
       return finish(state, fitList(head, list, tail, options), options);
     }
     case 'REQUESTS': {
-      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage);
+      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage, REQUESTS_PAGE_SIZE);
       if (items.length === 0) return gone('No open requests.');
       const listed: UssdOption[] = items.map((o, i) => ({
         key: String(i + 1),

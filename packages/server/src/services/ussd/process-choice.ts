@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
-import { OvertakenError } from '../orders/overtaken.ts';
+import { StaleMoveError } from '../orders/cancel.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
 import type { UssdCall, UssdReply } from './create-session.ts';
@@ -103,12 +103,12 @@ async function processLocked({
     return finish(errorScreen(), UssdMessage.processedWithError, []);
   };
 
-  for (let attempt = 1, current = plan; ; attempt++) {
+  const apply = (current: Plan, retries: number): Promise<MoveReply> => {
     // Nothing of the move is written yet: the ERROR state needs no savepoint.
     if (current.kind === 'screen')
       return current.error ? failed(current.error) : finish(current.screen, current.message, []);
     const { moved, msisdn } = current;
-    const applied = await withErrorState<MoveReply | typeof OVERTAKEN>(
+    return withErrorState<MoveReply>(
       tx,
       async () => {
         const effects = await applyEffects(tx, { ...owner, msisdn }, moved.effects, ctx);
@@ -118,26 +118,20 @@ async function processLocked({
           : moved;
         return finish(screen, UssdMessage.processed, effects.payments);
       },
-      async (error) =>
-        error instanceof OvertakenError && attempt < MAX_ATTEMPTS ? OVERTAKEN : failed(error),
+      async (error) => {
+        if (!(error instanceof StaleMoveError) || retries === 0) return failed(error);
+        // Another move outran this one's snapshot (its writes are rolled back): plan again from
+        // what is there now, as the embedded store, which runs one move at a time, would have.
+        log.info({ sessionId, reason: error.message }, 'USSD move outrun by another; planned again');
+        const fresh = await planMove(ctx, session, input.choice, () =>
+          loadUssdData(reader(tx), owner, ctx.registry),
+        );
+        return apply(fresh, retries - 1);
+      },
     );
-    if (applied !== OVERTAKEN) return applied;
-    // Another request committed first (its effects are rolled back to the savepoint): read the data
-    // again, in a statement that sees that commit, and move from it. The machine then shows the
-    // refusal the embedded store shows, where transactions run one at a time and the loser reads
-    // after the winner's commit.
-    log.info(
-      { sessionId, from: session.state, attempt },
-      'USSD move overtaken by a concurrent commit; moved again',
-    );
-    current = await planMove(ctx, session, input.choice, () => loadUssdData(reader(tx), owner, ctx.registry));
-  }
+  };
+  return apply(plan, 1);
 }
-
-/** Marks a move whose effects found their data changed by a concurrent commit (OvertakenError). */
-const OVERTAKEN = Symbol('overtaken');
-/** Moves applied in one request before an overtaken one is an ERROR: each waited for another commit. */
-const MAX_ATTEMPTS = 3;
 
 /** The spec's answers for a session this caller cannot move (404, 403, 400); else the move's times. */
 function movable<S extends LockedSession>(

@@ -60,7 +60,7 @@ export interface UssdContext {
   searchTerm?: string;
   /** Stock chosen in STOCKS (SELECT_STOCK, BUY_*, SELL_*). */
   stockId?: string;
-  /** Buy amount, whole units of the stock's currency, e.g. '1000' (BUY_CONFIRM). */
+  /** Buy amount in whole KES, e.g. '1000' (BUY_CONFIRM). */
   amount?: string;
   /** Whole units to sell, e.g. '3' (SELL_CONFIRM). */
   quantity?: string;
@@ -84,9 +84,8 @@ export interface UssdHolding {
   symbol: string;
   /** Decimal string with up to 4 decimals, e.g. '10.5000'. */
   units: string;
-  /** Decimal string, e.g. '2850.00', in `currency`. */
+  /** Decimal string, e.g. '2850.00', in `currency` (the stock's). */
   value: string;
-  /** The stock's currency: the holding's value is in it. */
   currency: string;
 }
 
@@ -94,9 +93,8 @@ export interface UssdOpenOrder {
   id: string;
   side: 'BUY' | 'SELL';
   symbol: string;
-  /** Decimal string, e.g. '1000.00', in `currency`. */
+  /** Decimal string, e.g. '1000.00', in `currency` (the order's). */
   amount: string;
-  /** The order's own currency. */
   currency: string;
   status: string;
 }

@@ -237,6 +237,21 @@ describe('Airtel payouts against the fake', () => {
     });
   });
 
+  it("a v3 payout's status is asked at v2's documented endpoint (none is documented for v3) and found", async () => {
+    const { fake, adapter } = await start({}, { disbursementApi: 'v3' });
+    const id = newId('po');
+    expect((await adapter.disburse(payout(id))).kind).toBe('accepted');
+    expect(await adapter.disbursementEnquiry(id)).toMatchObject({
+      kind: 'accepted',
+      value: { status: 'SUCCESS' },
+    });
+    const asked = fake.requests.filter((r) => r.operation === 'disbursement-enquiry');
+    expect(asked.map((r) => r.path)).toEqual([`/standard/v2/disbursements/${id}`]);
+    // The fake, like the documentation, has no v3 status path.
+    const v3 = await fetch(`${fake.url}/standard/v3/disbursements/${id}?transactionType=B2C`);
+    expect(v3.status).toBe(404);
+  });
+
   it('insufficient funds: refused at once (DP00900001007) and the enquiry says TF', async () => {
     const { adapter } = await start();
     const id = newId('po');

@@ -324,11 +324,12 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
       expect(res.body).toBe(unknown.body);
       expect(res.body).toBe('{"error":"Not Found"}');
     }
-    // The limit is 6 a minute here: the right token is never limited, a wrong one is.
+    // The global limit is 6 a minute here: the right token has its own budget (6000 a minute by
+    // default), a wrong one spends the global one.
     for (let i = 0; i < 8; i++) {
       const ok = await app.inject({ method: 'POST', url: path('stk'), payload: {} });
       expect(ok.statusCode).toBe(200);
-      expect(ok.headers['ratelimit-limit']).toBeUndefined();
+      expect(ok.headers['ratelimit-limit']).toBe('6000');
     }
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++)
@@ -337,6 +338,38 @@ describe('Daraja callback routes, end to end with the fake (pipeline stand-in)',
       );
     expect(statuses).toContain(429);
     expect((await app.inject({ method: 'POST', url: path('stk'), payload: {} })).statusCode).toBe(200);
+  });
+});
+
+describe('Daraja callback routes: their own rate limit', () => {
+  it("the right token is limited by PROVIDER_CALLBACK_RATE_LIMIT per source, apart from the partners' budget", async () => {
+    const pipeline = standInPipeline(() => {
+      throw new Error('no adapter needed');
+    });
+    const { app } = await startApp(
+      { RATE_LIMIT_GLOBAL: '100/60s', PROVIDER_CALLBACK_RATE_LIMIT: '5/60s' },
+      pipeline.pipeline,
+    );
+    try {
+      const statuses: number[] = [];
+      let refused: { headers: Record<string, unknown>; body: string } | undefined;
+      for (let i = 0; i < 7; i++) {
+        const res = await app.inject({ method: 'POST', url: path('stk'), payload: {} });
+        statuses.push(res.statusCode);
+        if (res.statusCode === 429) refused = res;
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+      expect(JSON.parse(refused!.body)).toEqual({
+        error: 'Too Many Requests',
+        message: 'Too many provider callbacks from this address; try again shortly.',
+      });
+      expect(refused!.headers['retry-after']).toBeDefined();
+      // The partners' budget was not spent by the callbacks.
+      const other = await app.inject({ method: 'GET', url: '/v1/no/such/route' });
+      expect(other.headers['ratelimit-remaining']).toBe('99');
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -74,6 +74,31 @@ export async function findOrphanCollection(
   return candidates.length === 1 ? candidates[0] : undefined;
 }
 
+/** Unmatched callbacks kept per minute by this process; beyond it they are counted, not stored. */
+export const UNMATCHED_KEPT_PER_MINUTE = 600;
+
+const unmatchedBudget = (() => {
+  let windowStart = 0;
+  let used = 0;
+  let lastDropLog = 0;
+  return {
+    take(now: number): boolean {
+      if (now - windowStart >= 60_000) {
+        windowStart = now;
+        used = 0;
+      }
+      if (used >= UNMATCHED_KEPT_PER_MINUTE) return false;
+      used++;
+      return true;
+    },
+    shouldLogDrop(now: number): boolean {
+      if (now - lastDropLog < 60_000) return false;
+      lastDropLog = now;
+      return true;
+    },
+  };
+})();
+
 /**
  * A callback that names no request of ours (malformed, or ids we never had): recorded as an
  * exchange with no request (an operator can search it) and logged.
@@ -84,8 +109,18 @@ export async function recordUnmatched(
   e: ExchangeRecord,
   reason: string,
 ): Promise<void> {
-  deps.log.warn({ adapter: adapterName, reason, path: e.path }, 'provider callback matches no request');
   deps.metrics.providerCallbacks.inc({ adapter: adapterName, outcome: 'unconfirmed' });
+  if (!unmatchedBudget.take(Date.now())) {
+    // A flood of callbacks naming nothing of ours: counted, logged once a minute, not stored.
+    deps.metrics.providerCallbacks.inc({ adapter: adapterName, outcome: 'unmatched-not-kept' });
+    if (unmatchedBudget.shouldLogDrop(Date.now()))
+      deps.log.warn(
+        { adapter: adapterName, perMinute: UNMATCHED_KEPT_PER_MINUTE },
+        'unmatched provider callbacks over the budget: counted, not kept',
+      );
+    return;
+  }
+  deps.log.warn({ adapter: adapterName, reason, path: e.path }, 'provider callback matches no request');
   await run(
     deps.db,
     sql`insert into provider_exchanges (id, provider_request_id, transaction_id, kind, operation, at,
@@ -219,7 +254,13 @@ export async function handleCallback(
     await markCallback(tx, callbackId!, true);
     count('confirmed');
     if (current.state !== 'DONE') await setClaimed(tx, current.id, input.claimed);
-    if (current.state === 'DONE' && !latePayment) return 'already-final';
+    // Settled meanwhile (a duplicate of this callback, the sweep): only a payment on a collection
+    // that ended unpaid is still to act on.
+    const stillLate =
+      current.operation === 'COLLECT' &&
+      input.claimed.status === 'SUCCESS' &&
+      current.transactionStatus !== 'SUCCESS';
+    if (current.state === 'DONE' && !stillLate) return 'already-final';
     const receipt = answer.receipt ?? input.claimed.receipt;
     const decided = await applyFinal(tx, deps, current, { ...answer, ...(receipt ? { receipt } : {}) }, now, {
       late: current.state === 'DONE',

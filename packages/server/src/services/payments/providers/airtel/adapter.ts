@@ -394,11 +394,12 @@ export function createAirtelAdapter(config: AirtelConfig, options: AirtelAdapter
     disbursementEnquiry(transactionId) {
       requireId(transactionId);
       const id = encodeURIComponent(transactionId);
-      const api = config.disbursementApi ?? 'v1';
+      // Airtel documents a status endpoint for v1 and v2 only: a v3 (signed) payout is asked about
+      // at v2's, by the same id of ours (docs/payments-airtel.md, "v3 payouts").
       const path =
-        api === 'v1'
+        (config.disbursementApi ?? 'v1') === 'v1'
           ? `/standard/v1/disbursements/${id}`
-          : `/standard/${api}/disbursements/${id}?transactionType=${config.disbursementType ?? 'B2C'}`;
+          : `/standard/v2/disbursements/${id}?transactionType=${config.disbursementType ?? 'B2C'}`;
       return enquire('disbursement-enquiry', path);
     },
   };

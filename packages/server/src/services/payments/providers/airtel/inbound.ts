@@ -1,15 +1,12 @@
 import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.ts';
 import type { Log } from '../../provider.ts';
 import { redact } from '../http-exchange.ts';
+import { lookUpWithin } from '../match-wait.ts';
 import type { ExchangeRecord } from '../outcome.ts';
 import { CALLBACK_ACK, parseAirtelCallback, verifyCallbackHash } from './callbacks.ts';
 import type { CallbackHashInput } from './config.ts';
 import { AIRTEL_ADAPTER_NAME, AIRTEL_IDS } from './pipeline-adapter.ts';
 import { AIRTEL_SECRET_KEYS } from './token.ts';
-
-/** How long a callback whose id matches nothing yet is looked up again, and how often. */
-const MATCH_WAIT_MS = 2000;
-const MATCH_RETRY_MS = 100;
 
 /**
  * What became of one callback: a verdict of the pipeline, or why it reached none. `bad-hash`: a
@@ -87,14 +84,10 @@ export async function handleAirtelCallback(
   }
 
   // The callback can overtake the commit of the push's answer: look again for a while.
-  const deadline = Date.now() + (input.matchWaitMs ?? MATCH_WAIT_MS);
-  const lookup = () =>
-    pipeline.findRequestByProviderId(AIRTEL_ADAPTER_NAME, AIRTEL_IDS.transactionId, cb.transactionId);
-  let request = await lookup();
-  while (!request && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
-    request = await lookup();
-  }
+  const request = await lookUpWithin(
+    () => pipeline.findRequestByProviderId(AIRTEL_ADAPTER_NAME, AIRTEL_IDS.transactionId, cb.transactionId),
+    input.matchWaitMs,
+  );
   if (!request) {
     // A push whose answer we never got has no saved id yet: the reconciliation sweep enquires by
     // the same id (our request id) and settles it.

@@ -2,6 +2,7 @@ import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.
 import type { QueryResult } from '../../pipeline/adapter.ts';
 import type { Log } from '../../provider.ts';
 import { redact } from '../http-exchange.ts';
+import { lookUpWithin } from '../match-wait.ts';
 import type { ExchangeRecord } from '../outcome.ts';
 import {
   CALLBACK_ACK,
@@ -17,9 +18,6 @@ import { DARAJA_RESULT_CODES } from './result-codes.ts';
 import { MPESA_SECRET_KEYS } from './token.ts';
 
 export const MPESA_ADAPTER_NAME = 'mpesa';
-/** How long a callback whose id matches nothing yet is looked up again, and how often. */
-const MATCH_WAIT_MS = 2000;
-const MATCH_RETRY_MS = 100;
 
 type Matched = { id: string; transactionId: string };
 export const DARAJA_CALLBACK_KINDS: readonly MpesaCallbackKind[] = [
@@ -78,12 +76,10 @@ export async function handleDarajaCallback(
   const find = async (key: string, value: string, orphan?: () => Promise<Matched | undefined>) => {
     // A callback can overtake the commit of the answer that gave us its id (Daraja calls back within
     // a second or two): look again for a while before calling it unmatched.
-    const deadline = Date.now() + (input.matchWaitMs ?? MATCH_WAIT_MS);
-    let found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
-    while (!found && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
-      found = await pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value);
-    }
+    const found = await lookUpWithin(
+      () => pipeline.findRequestByProviderId(MPESA_ADAPTER_NAME, key, value),
+      input.matchWaitMs,
+    );
     const candidate = !found && orphan ? await orphan() : undefined;
     if (!found && !candidate) {
       log.warn({ kind, key, value }, 'Daraja callback: no request of ours has this id');

@@ -1,15 +1,12 @@
 import type { CallbackPipeline, CallbackVerdict } from '../../callback-pipeline.ts';
 import type { Log } from '../../provider.ts';
 import { redact } from '../http-exchange.ts';
+import { lookUpWithin } from '../match-wait.ts';
 import type { ExchangeRecord } from '../outcome.ts';
 import { parseMtnStatus } from './callbacks.ts';
 import { UUID_V4 } from './config.ts';
 import { MTN_ADAPTER_NAME, MTN_IDS } from './pipeline-adapter.ts';
 import { MTN_SECRET_KEYS } from './token.ts';
-
-/** How long a callback whose reference matches nothing yet is looked up again, and how often. */
-const MATCH_WAIT_MS = 2000;
-const MATCH_RETRY_MS = 100;
 
 /** What became of one callback: a verdict of the pipeline, or why it reached none. */
 export type MtnInboundOutcome = CallbackVerdict | 'malformed' | 'unmatched';
@@ -74,12 +71,10 @@ export async function handleMtnCallback(
   if (!value) return unmatched('no reference in the path and no externalId in the body');
 
   // A callback can overtake the commit of the send that stored its reference: look again a while.
-  const deadline = Date.now() + (input.matchWaitMs ?? MATCH_WAIT_MS);
-  let request = await pipeline.findRequestByProviderId(MTN_ADAPTER_NAME, key, value);
-  while (!request && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, MATCH_RETRY_MS));
-    request = await pipeline.findRequestByProviderId(MTN_ADAPTER_NAME, key, value);
-  }
+  const request = await lookUpWithin(
+    () => pipeline.findRequestByProviderId(MTN_ADAPTER_NAME, key, value),
+    input.matchWaitMs,
+  );
   if (!request) return unmatched(`unmatched ${key} ${value}`);
   if (cb.externalId !== null && cb.externalId !== request.id) {
     log.warn(

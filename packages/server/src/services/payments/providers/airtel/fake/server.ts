@@ -534,7 +534,8 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
       return { operation: 'collection-enquiry', version: 'v1', id: decodeURIComponent(m[1]!) };
     m = /^\/standard\/(v1|v2|v3)\/disbursements\/?$/.exec(pathname);
     if (m && method === 'POST') return { operation: 'disbursement', version: m[1]! };
-    m = /^\/standard\/(v1|v2|v3)\/disbursements\/([^/]+)$/.exec(pathname);
+    // No documentation names a v3 status endpoint: only v1's and v2's exist here (404 otherwise).
+    m = /^\/standard\/(v1|v2)\/disbursements\/([^/]+)$/.exec(pathname);
     if (m && method === 'GET')
       return { operation: 'disbursement-enquiry', version: m[1]!, id: decodeURIComponent(m[2]!) };
     return null;
