@@ -119,7 +119,7 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
       streamB.stop();
       await Promise.all([streamA.done, streamB.done]);
     }
-  });
+  }, 90_000);
 
   it('refuses an unauthenticated stream and a forwardTo that is not on this machine', async () => {
     const partner = await listeningPartner(t);
