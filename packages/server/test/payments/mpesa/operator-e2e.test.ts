@@ -84,7 +84,7 @@ describe.skipIf(!process.env.DATABASE_URL)('failed M-Pesa payouts and the operat
     const request = await requestStateOf(p.t, payout.id);
     expect(request?.lastError).toMatch(
       new RegExp(
-        `^payout FAILED \\(M-Pesa Transaction Status: Failed\\): the customer is owed KES 120.00 to \\+?${msisdn}`,
+        `^payout failed \\(M-Pesa 2001: The initiator information is invalid; confirmed by M-Pesa Transaction Status: Failed\\): the customer is owed KES 120.00 to \\+?${msisdn} for order ${orderId}`,
       ),
     );
     // In the operator's list of stuck work.
