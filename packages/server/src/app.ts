@@ -4,7 +4,7 @@ import { accessLineWriter } from './lib/logger.ts';
 import { trustProxyOption } from './lib/trust-proxy.ts';
 import { collectRoutes } from './openapi/route-catalog.ts';
 import { createAuthenticator } from './plugins/auth.ts';
-import { baseFastifyOptions } from './plugins/base-options.ts';
+import { baseFastifyOptions, type LogOptions } from './plugins/base-options.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
 import { installErrorHandling } from './plugins/errors.ts';
 import { createIdempotencyGuard } from './plugins/idempotency.ts';
@@ -31,7 +31,7 @@ import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
 
-export type BuildOptions = { logger?: boolean };
+export type BuildOptions = LogOptions;
 
 /** Builds the public app; the process (listen, signals) belongs to server.ts. */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {

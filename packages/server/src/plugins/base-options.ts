@@ -1,16 +1,20 @@
 import { ErrorLabel } from '@partner-api/contract';
 import type { FastifyReply, FastifyServerOptions } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { AppContext } from '../context.ts';
 import { createLogger, requestLoggerFactory } from '../lib/logger.ts';
 import { generateRequestId } from './request-id.ts';
 
+/** How a listener logs: not at all (`logger: false`), or to stdout, or to `logDestination` (tests). */
+export type LogOptions = { logger?: boolean; logDestination?: DestinationStream };
+
 /** What the public and the admin listener share: logs, request ids, and the router's refusals. */
-export function baseFastifyOptions(ctx: AppContext, options: { logger?: boolean }) {
+export function baseFastifyOptions(ctx: AppContext, options: LogOptions) {
   return {
     ...(options.logger === false
       ? { logger: false }
       : {
-          loggerInstance: createLogger(ctx.config.LOG_LEVEL, undefined, ctx.config.LOG_FORMAT),
+          loggerInstance: createLogger(ctx.config.LOG_LEVEL, options.logDestination, ctx.config.LOG_FORMAT),
           // request.log becomes pino's child only when the request logs (lib/logger.ts).
           childLoggerFactory: requestLoggerFactory,
         }),

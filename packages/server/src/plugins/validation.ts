@@ -13,7 +13,15 @@ export function installValidation(app: FastifyInstance): void {
       // Fastify hands an unparsed body over as null; the spec's message says "received undefined".
       const input = httpPart === 'body' && data === null ? undefined : data;
       const result = zodSchema.safeParse(input);
-      if (!result.success) return { error: validationFailed(detailsFromZod(result.error)) };
+      if (!result.success) {
+        // One entry per invalid field: text no store can keep is reported with the shape errors,
+        // for the fields that have none (and are not inside a field that has one).
+        const details = detailsFromZod(result.error);
+        const named = (field: string) =>
+          details.some((d) => d.field === '' || field === d.field || field.startsWith(`${d.field}.`));
+        const more = unstorableText(input).filter((entry) => !named(entry.field));
+        return { error: validationFailed([...details, ...more]) };
+      }
       // Text no store can keep as given: the caller's error here, not a 500 or an altered value later.
       const unstorable = unstorableText(result.data);
       if (unstorable.length > 0) return { error: validationFailed(unstorable) };

@@ -38,6 +38,27 @@ describe.each(STORES)('POST /v1/customers on %s', (store) => {
     expect(await countCustomers(t, p.organizationId)).toBe(1);
   });
 
+  it('reports a lone surrogate together with the other invalid fields, one entry each', async () => {
+    const p = await createPartner(t);
+    const res = await post(
+      p,
+      customerBody({ firstName: 'A\ud800', msisdn: 'abc', identificationNumber: '\udc00' }),
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: 'Validation failed',
+      details: [
+        { field: 'msisdn', message: 'msisdn must be 7 to 15 digits' },
+        { field: 'firstName', message: 'must be valid Unicode text (an unpaired surrogate was sent)' },
+        {
+          field: 'identificationNumber',
+          message: 'must be valid Unicode text (an unpaired surrogate was sent)',
+        },
+      ],
+    });
+    expect(await countCustomers(t, p.organizationId)).toBe(0);
+  });
+
   it('creates a customer with defaults: 201, trimmed names, isActive true, the rest null', async () => {
     const p = await createPartner(t);
     const res = await post(p, { firstName: '  Amina ', lastName: 'Otieno' });

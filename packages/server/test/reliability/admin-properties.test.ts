@@ -59,6 +59,8 @@ const ROUTES = {
   'transactions.show': [200, 400, 401, 404],
   'payments.stuck': [200, 400, 401],
   'payments.reconcile': [200, 400, 401],
+  'payments.resolve': [200, 400, 401, 404, 409],
+  metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
 
@@ -77,6 +79,8 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['transactions.show', 'GET', '/admin/transactions/{transaction}'],
   ['payments.stuck', 'GET', '/admin/payments/stuck'],
   ['payments.reconcile', 'POST', '/admin/payments/reconcile'],
+  ['payments.resolve', 'POST', '/admin/payments/{transaction}/resolve'],
+  ['metrics', 'GET', '/metrics'],
 ];
 
 /** Every table an admin route writes or reads; counts and a digest of the rows. */

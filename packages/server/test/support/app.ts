@@ -37,6 +37,8 @@ export async function buildTestApp(
     rateLimitPrefix?: string;
     /** APP_ENV=production on this store: a production process needs DATABASE_URL, the app does not. */
     production?: boolean;
+    /** The public app's log lines (at LOG_LEVEL, which the tests set to silent unless `env` says). */
+    logLines?: string[];
   } = {},
 ): Promise<TestApp> {
   const dataDir = tempDataDir();
@@ -63,7 +65,11 @@ export async function buildTestApp(
     });
     ctx.registry = () => sandbox;
   }
-  const app = await buildApp(ctx, { logger: false });
+  const { logLines } = options;
+  const app = await buildApp(
+    ctx,
+    logLines ? { logDestination: { write: (line: string) => void logLines.push(line) } } : { logger: false },
+  );
   // Every response of a documented operation is checked against the OpenAPI document (issue 7).
   const contract = installContractCheck(app);
   const admin = await buildAdminApp(ctx, { logger: false });

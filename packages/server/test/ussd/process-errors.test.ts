@@ -6,7 +6,14 @@ import { orders, ussdSessions } from '../../src/db/schema.ts';
 import { withErrorState } from '../../src/services/ussd/error-state.ts';
 import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner, signedInject } from '../support/partner.ts';
-import { ensureCatalog, FIXTURES, insertCustomer, type UssdData, ussdClient } from './support.ts';
+import {
+  ensureCatalog,
+  FIXTURES,
+  holdFirstMove,
+  insertCustomer,
+  type UssdData,
+  ussdClient,
+} from './support.ts';
 
 describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %s', (store) => {
   let t: TestApp;
@@ -46,6 +53,40 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
       expect(res.json()).toEqual({ error: 'Validation failed', details: [{ field: 'choice', message }] });
     }
     expect((await client.press(sessionId, 'ABCDEFGHIJ')).statusCode).toBe(200);
+  });
+
+  it('a lone surrogate in sessionId, choice or customerId is a validation error naming the field, and moves nothing', async () => {
+    const { partner, customerId, client } = await setup();
+    const { sessionId } = (await client.open(customerId)).json().data;
+    const post = (url: string, body: unknown) => signedInject(t.app, partner, { method: 'POST', url, body });
+    const refused = (field: string, message: string) => ({
+      error: 'Validation failed',
+      details: [{ field, message }],
+    });
+    const surrogate = 'must be valid Unicode text (an unpaired surrogate was sent)';
+    const cases: [string, unknown, ReturnType<typeof refused>][] = [
+      ['/v1/ussd/process', { sessionId: `${sessionId}\ud800`, choice: '1' }, refused('sessionId', surrogate)],
+      ['/v1/ussd/process', { sessionId: '\udfff', choice: '1' }, refused('sessionId', surrogate)],
+      [
+        '/v1/ussd/process',
+        { sessionId, choice: '1\ud800' },
+        refused('choice', 'Choice must be alphanumeric'),
+      ],
+      [
+        '/v1/ussd/session',
+        { customerId: `${customerId.slice(0, -1)}\ud800` },
+        refused('customerId', 'Invalid customer ID format'),
+      ],
+    ];
+    for (const [url, body, expected] of cases) {
+      const res = await post(url, body);
+      expect([url, res.statusCode, res.json()]).toEqual([url, 400, expected]);
+    }
+    const sessions = await t.ctx.database.db
+      .select()
+      .from(ussdSessions)
+      .where(eq(ussdSessions.customerId, customerId));
+    expect(sessions.map((row) => row.state)).toEqual(['HOME']);
   });
 
   it('404 SESSION_NOT_FOUND; 403 SESSION_FORBIDDEN for another organization', async () => {
@@ -197,31 +238,12 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
     expect(reused.statusCode).toBe(422);
   });
 
-  /** Holds the first move that reaches `ussd.process.effects` open until `release()`. */
-  function holdFirstMove() {
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reached = () => {};
-    const inside = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    let held = false;
-    t.ctx.faultInjector = async (point) => {
-      if (point !== 'ussd.process.effects' || held) return;
-      held = true;
-      reached();
-      await released;
-    };
-    return { inside, release };
-  }
   const pageOf = (body: string) => /\(page (\d+)\//.exec(JSON.parse(body).data.menu.text)?.[1];
 
   it('two racing calls on one session (different keys) apply one after the other', async () => {
     const { customerId, client } = await setup();
     const stocksScreen = await client.walk(customerId, ['1']);
-    const hold = holdFirstMove();
+    const hold = holdFirstMove(t);
     const first = client.press(stocksScreen.sessionId, '7');
     await hold.inside;
     // The first has read the session (page 1) and is held before its write. The second reads the
@@ -294,7 +316,7 @@ describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %
   it('the same key while the first call is in flight: 409 on PostgreSQL, a replay once it completes', async () => {
     const { customerId, client } = await setup();
     const stocksScreen = await client.walk(customerId, ['1']);
-    const hold = holdFirstMove();
+    const hold = holdFirstMove(t);
     const key = randomUUID();
     const first = client.press(stocksScreen.sessionId, '7', key);
     await hold.inside;

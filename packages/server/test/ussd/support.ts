@@ -109,6 +109,26 @@ export function ussdClient(t: TestApp, partner: Partner) {
   };
 }
 
+/** Holds the first move that reaches `ussd.process.effects` open until `release()`. */
+export function holdFirstMove(t: TestApp) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reached = () => {};
+  const inside = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  let held = false;
+  t.ctx.faultInjector = async (point) => {
+    if (point !== 'ussd.process.effects' || held) return;
+    held = true;
+    reached();
+    await released;
+  };
+  return { inside, release };
+}
+
 /** The order id on a submitted screen (`... Ref <orderId>`). */
 export function refOf(data: UssdData): string {
   const match = /Ref (c[a-z0-9]{24})/.exec(data.menu.text);

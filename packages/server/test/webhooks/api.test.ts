@@ -13,6 +13,7 @@ const validation = (...details: [string, string][]) => ({
   error: 'Validation failed',
   details: details.map(([field, message]) => ({ field, message })),
 });
+const SURROGATE = 'must be valid Unicode text (an unpaired surrogate was sent)';
 const notFound = (message: string) => ({ error: 'Not found', message });
 const NO_WEBHOOK = notFound('Webhook not found');
 const DEACTIVATED = {
@@ -189,6 +190,16 @@ describe.each(STORES)('webhook configuration API (preview on) on %s', (store) =>
         validation(['subscriptions[0]', `Unknown subscription: ${'X'.repeat(64)}…`]),
       ],
       [
+        'a lone surrogate in the URL',
+        { url: 'https://hooks.example.com/\ud800', subscriptions: ['ALL'] },
+        validation(['url', SURROGATE]),
+      ],
+      [
+        'a lone surrogate in a subscription name (named as zod names an entry)',
+        { url: URL_A, subscriptions: ['CUSTOMER', 'ALL\udfff'] },
+        validation(['subscriptions.1', SURROGATE]),
+      ],
+      [
         'too many entries',
         { url: URL_A, subscriptions: Array.from({ length: 51 }, () => 'ALL') },
         validation(['subscriptions', 'subscriptions must have at most 50 entries']),
@@ -316,6 +327,8 @@ describe.each(STORES)('webhook configuration API (preview on) on %s', (store) =>
           validation(['subscriptions[1]', 'Unknown subscription: EVERYTHING']),
         ],
         [{ url: URL_A, enabled: true }, validation(['enabled', 'Unknown field'])],
+        [{ url: `${URL_A}/\udbff` }, validation(['url', SURROGATE])],
+        [{ subscriptions: ['\ud83dALL'] }, validation(['subscriptions.0', SURROGATE])],
       ];
       for (const [body, expected] of cases) {
         const res = await call(partner, 'PUT', '/v1/webhooks', body);

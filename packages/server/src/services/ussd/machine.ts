@@ -14,8 +14,8 @@
  *      should be turned into the ERROR screen: `errorScreen()`.
  *
  * A choice that is not a key of the current menu keeps the state with `Invalid choice.` on the first
- * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole KES 100..1,000,000) and
- * SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
+ * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole 100..1,000,000 in the stock's
+ * currency) and SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
  */
 import { Big, parseWholeInput, plain } from '../../lib/money.ts';
 import {

@@ -130,7 +130,7 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
     // The worker claimed the request and is waiting for its token: nothing has reached Daraja.
     await waitFor(
       async () => fake.requests.filter((r) => r.operation === 'token').length > tokens || undefined,
-      10_000,
+      60_000,
       'the token call',
     );
     expect((await requestOf(orderId)).state).toBe('SENDING');
@@ -140,16 +140,16 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
     expect(fake.processed('stk-push')).toBe(pushes);
 
     server = await startServer(env);
-    await executed(orderId, 20_000);
+    await executed(orderId, 60_000);
     expect(fake.processed('stk-push') - pushes).toBe(1);
     expect((await requestOf(orderId)).state).toBe('DONE');
-  }, 60_000);
+  }, 180_000);
 
   it('killed after Daraja took the push, before its answer was saved: never failed; the operator sees it; a confirmed late callback executes it', async () => {
     const pushes = fake.processed('stk-push');
     fake.queue('stk-push', 'slow');
     const { orderId, msisdn } = await buy();
-    await waitFor(async () => fake.processed('stk-push') > pushes || undefined, 10_000, 'the push at Daraja');
+    await waitFor(async () => fake.processed('stk-push') > pushes || undefined, 60_000, 'the push at Daraja');
     await server!.stop('SIGKILL');
     // Daraja calls back while we are down: refused.
     await waitFor(
@@ -157,7 +157,7 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
         fake.callbacks.find(
           (c) => c.kind === 'stk' && c.error !== null && JSON.stringify(c.body).includes(msisdn.slice(-9)),
         ),
-      10_000,
+      60_000,
       'the refused callback',
     );
     expect(await requestOf(orderId)).toMatchObject({ state: 'SENDING', dispatched: true, ids: {} });
@@ -170,7 +170,7 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
         const r = await requestOf(orderId);
         return r.state === 'OPERATOR' ? r : undefined;
       },
-      (MAX_PENDING_SECONDS + 15) * 1000,
+      (MAX_PENDING_SECONDS + 60) * 1000,
       'the collection to reach the operator',
     );
     expect(queued.lastError).toMatch(/the customer may have paid 100\.00 KES from \+?254714/);
@@ -193,10 +193,10 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
       body: JSON.stringify(refused.body),
     });
     expect(again.status).toBe(200);
-    await executed(orderId, 15_000);
+    await executed(orderId, 60_000);
     const done = await requestOf(orderId);
     expect(done.state).toBe('DONE');
     expect(done.ids.checkoutRequestId).toMatch(/^ws_CO_/);
     expect(fake.processed('stk-push') - pushes).toBe(1);
-  }, 90_000);
+  }, 240_000);
 });

@@ -190,6 +190,7 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa (the Daraja fak
         state: c.status === 'PENDING' ? 'OPERATOR' : 'DONE',
       });
     },
+    (MAX_PENDING_SECONDS + 60) * 1000,
   );
 
   type PayoutCase = {
@@ -234,16 +235,21 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa (the Daraja fak
       const disbursement =
         c.status === 'PENDING'
           ? await withTheOperator(partner, orderId, 'disbursement')
-          : await settledSide(p.t, partner, orderId, 'disbursement').catch(async (error: Error) => {
-              // Say what the pipeline recorded: the decisions tell where the payout stopped.
-              const d = (await statusOf(p.t, partner, orderId)).disbursement;
-              throw new Error(`${error.message}\n${d ? (await notesOf(p.t, d.id)).join('\n') : 'no payout'}`);
-            });
+          : await settledSide(p.t, partner, orderId, 'disbursement', (MAX_PENDING_SECONDS + 30) * 1000).catch(
+              async (error: Error) => {
+                // Say what the pipeline recorded: the decisions tell where the payout stopped.
+                const d = (await statusOf(p.t, partner, orderId)).disbursement;
+                throw new Error(
+                  `${error.message}\n${d ? (await notesOf(p.t, d.id)).join('\n') : 'no payout'}`,
+                );
+              },
+            );
       expect(disbursement).toMatchObject({ status: c.status, amount: '120.00' });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(p.fake.processed('b2c-payment') - payoutsBefore).toBe(c.payouts);
       expect(await requestStateOf(p.t, disbursement.id)).toMatchObject({ state: c.request });
     },
+    (MAX_PENDING_SECONDS + 60) * 1000,
   );
 
   it('a paid buy whose stock was delisted is cancelled by the customer and refunded through B2C', async () => {
