@@ -6,6 +6,7 @@ import { money } from '../../../src/lib/money.ts';
 import { cancelOrder } from '../../../src/services/orders/cancel.ts';
 import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
+import { recordQueryAnswer } from '../../../src/services/payments/pipeline/callbacks.ts';
 import { pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
@@ -306,6 +307,53 @@ describe.each(STORES)('the operator resolves a payment on %s', (store) => {
     const paidAnotherWay = (await stateOf(newTransactionId))!.id;
     expect(provider.calls.filter((c) => c.id === paidAnotherWay)).toEqual([]);
   });
+
+  it.runIf(store === 'postgres')(
+    'two answers that a payout failed, at once: it stays owed with the operator (a second session: PostgreSQL only)',
+    async () => {
+      const { transactionId } = await payout();
+      await pass();
+      const request = (await stateOf(transactionId))!;
+      expect(request.state).toBe('AWAITING');
+      // A third session holds the request's lock while both answers start: each then waits for it,
+      // and the second to get it reads the transaction as it was before the first committed.
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const holding = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = t.ctx.database.db.transaction(async (tx) => {
+        await tx.execute(sql`select id from provider_requests where id = ${request.id} for update`);
+        locked();
+        await released;
+      });
+      await holding;
+      const failed = {
+        kind: 'final',
+        status: 'FAILED',
+        reason: 'provider says FAILED',
+        exchanges: [],
+      } as const;
+      const answers = Promise.all([
+        recordQueryAnswer(deps, request.id, failed),
+        recordQueryAnswer(deps, request.id, failed),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await holder;
+      await answers;
+      expect(await stateOf(transactionId)).toMatchObject({
+        state: 'OPERATOR',
+        status: 'FAILED',
+        lastError: expect.stringMatching(
+          /^payout failed \(provider says FAILED\): the customer is owed KES 400\.00/,
+        ),
+      });
+    },
+  );
 
   it('a payout still with the pipeline (awaiting its answer) is not paid again', async () => {
     const { transactionId } = await payout();

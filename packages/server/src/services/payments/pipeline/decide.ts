@@ -69,8 +69,7 @@ export async function applyFinal(
 ): Promise<Decided> {
   // A payout the provider failed: the callbacks before its word are weighed; its reason names the
   // failure Result's code when one came first (owed.ts).
-  const payoutFailure =
-    request.operation === 'DISBURSE' && final.status !== 'SUCCESS' && request.transactionStatus !== 'SUCCESS';
+  const payoutFailure = request.operation === 'DISBURSE' && final.status !== 'SUCCESS';
   const reason = payoutFailure ? await weighPayoutFailure(tx, deps, request, final) : final.reason;
   const result = await applyProviderResult(
     tx,
@@ -83,16 +82,15 @@ export async function applyFinal(
     },
     deps,
   );
-  // A repeat answer about a payout already failed keeps it owed (only the operator closes it).
-  if (payoutFailure && (result.outcome === 'applied' || request.transactionStatus !== 'PENDING')) {
+  // A repeat answer about a payout already failed keeps it owed (only the operator closes it). The
+  // transaction as applyProviderResult read it under its lock decides: the request's copy may be
+  // older (another answer about this payout, committed while this one waited for the request's lock).
+  const settled = 'transaction' in result ? result.transaction : undefined;
+  if (payoutFailure && settled && settled.status !== 'SUCCESS' && settled.status !== 'PENDING') {
     // The payout failed at the provider: the partner sees FAILED, the units are sold, and the
     // customer is still owed: the operator retries or pays another way (resolve.ts).
     const failure = `payout ${final.status.toLowerCase()}${reason ? ` (${reason})` : ''}`;
-    const lastError = owedNote(
-      request,
-      'transaction' in result ? result.transaction.orderId : undefined,
-      failure,
-    );
+    const lastError = owedNote(request, settled.orderId, failure);
     await setState(tx, request.id, { state: 'OPERATOR', lastError }, now);
     deps.log.warn({ requestId: request.id, transactionId: request.transactionId }, lastError);
     return { note: `applied ${final.status}; to the operator: ${lastError}`, nudge: false };

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client.ts';
-import { rows, run } from '../../../db/query.ts';
+import { one, rows, run } from '../../../db/query.ts';
 import { amountString } from '../../../lib/money.ts';
 import type { FinalStatus } from './adapter.ts';
 import type { LoadedRequest } from './store.ts';
@@ -16,6 +16,7 @@ type Claim = { status: string; reason?: string; receipt?: string };
  * facts: Daraja's code and description); one that claimed anything else is marked unconfirmed and
  * logged as suspicious. A QueueTimeOut (claim PENDING) claims no outcome and is left as it is.
  * Returns the failure's reason: the confirmed claim's (it names the code), confirmed by the query's.
+ * A payout already SUCCESS is left as it is (a late contradiction changes nothing).
  */
 export async function weighPayoutFailure(
   tx: Tx,
@@ -23,6 +24,12 @@ export async function weighPayoutFailure(
   request: LoadedRequest,
   final: { status: FinalStatus; reason?: string },
 ): Promise<string | undefined> {
+  // Read now, not from the request: another answer may have settled it while this one waited.
+  const current = await one<{ status: string }>(
+    tx,
+    sql`select status from transactions where id = ${request.transactionId}`,
+  );
+  if (current?.status === 'SUCCESS') return final.reason;
   const unchecked = await rows<{ id: string; claim: Claim }>(
     tx,
     sql`select id, claim from provider_exchanges
