@@ -6,6 +6,7 @@ import { money } from '../../../src/lib/money.ts';
 import { cancelOrder } from '../../../src/services/orders/cancel.ts';
 import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
+import type { QueryResult } from '../../../src/services/payments/pipeline/adapter.ts';
 import { recordQueryAnswer } from '../../../src/services/payments/pipeline/callbacks.ts';
 import { pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
@@ -331,12 +332,12 @@ describe.each(STORES)('the operator resolves a payment on %s', (store) => {
         await released;
       });
       await holding;
-      const failed = {
+      const failed: QueryResult = {
         kind: 'final',
         status: 'FAILED',
         reason: 'provider says FAILED',
         exchanges: [],
-      } as const;
+      };
       const answers = Promise.all([
         recordQueryAnswer(deps, request.id, failed),
         recordQueryAnswer(deps, request.id, failed),
