@@ -5,7 +5,7 @@ import { AppError } from '../lib/errors.ts';
 import { Big, parseDecimal } from '../lib/money.ts';
 import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
 import { listStuck, reconcileNow, showTransaction } from '../services/payments/pipeline/operator.ts';
-import { resolvePayment } from '../services/payments/pipeline/resolve.ts';
+import { RESOLVE_ACTIONS, resolvePayment } from '../services/payments/pipeline/resolve.ts';
 import { settleByHand } from '../services/payments/settle-by-hand.ts';
 import { upsertStocks } from '../services/stocks/upsert.ts';
 import { idParams } from './schemas.ts';
@@ -64,7 +64,7 @@ const stuckQuery = z.strictObject({
 const reconcileBody = z.strictObject({ transactionId: z.string().min(1).max(64).optional() });
 
 const resolveBody = z.strictObject({
-  action: z.enum(['paid', 'not-paid', 'retry-payout', 'paid-another-way'], {
+  action: z.enum(RESOLVE_ACTIONS, {
     error: 'action must be paid, not-paid, retry-payout or paid-another-way',
   }),
   reason: z.string().trim().min(3, 'reason: say why, in at least 3 characters').max(500),

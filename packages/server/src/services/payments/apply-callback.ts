@@ -85,7 +85,8 @@ export async function applyProviderResult(
     }
   }
   // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
-  // left for the operator (GET /admin/orders) rather than retried blindly.
+  // left for the operator (its request OPERATOR: pipeline/decide.ts), who retries it or pays it
+  // another way (pipeline/resolve.ts), never retried blindly.
   return { outcome: 'applied', transaction: settled, disbursements };
 }
 

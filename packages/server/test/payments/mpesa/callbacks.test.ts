@@ -255,7 +255,7 @@ describe('B2C Result and QueueTimeOut parsers', () => {
     );
   });
 
-  it('reads a Transaction Status answer: Completed is SUCCESS, another status PENDING, a code its status', () => {
+  it('reads a Transaction Status answer: Completed SUCCESS, Failed FAILED, Pending PENDING, another word nothing, a code its status', () => {
     const result = (parameters: Record<string, unknown>, code: number | string = 0) => {
       const parsed = parseResultCallback({
         Result: {
@@ -268,7 +268,13 @@ describe('B2C Result and QueueTimeOut parsers', () => {
       return statusOfQueriedTransaction(parsed.value);
     };
     expect(result({ Key: 'TransactionStatus', Value: 'Completed' })).toBe('SUCCESS');
+    expect(result({ Key: 'TransactionStatus', Value: ' completed ' })).toBe('SUCCESS');
+    expect(result({ Key: 'TransactionStatus', Value: 'Failed' })).toBe('FAILED');
     expect(result({ Key: 'TransactionStatus', Value: 'Pending' })).toBe('PENDING');
+    // Undocumented words are not read as paid or failed, however they sound.
+    for (const word of ['Declined', 'Cancelled', 'Reversed', 'Expired', ''])
+      expect(result({ Key: 'TransactionStatus', Value: word })).toBeUndefined();
+    expect(result({ Key: 'ReceiptNo', Value: 'SG632NMUAB' })).toBeUndefined();
     expect(result({ Key: 'TransactionStatus', Value: 'Completed' }, 2001)).toBe('FAILED');
   });
 });

@@ -161,7 +161,7 @@ export async function startMpesaHarness(): Promise<ProviderHarness> {
         (r) => isKind('status-result')(r) && r.raw.includes(`"OriginatorConversationID":"${own}"`),
       );
       const parsed = parseResultCallback(answer!.body);
-      return parsed.ok ? statusOfQueriedTransaction(parsed.value) : null;
+      return (parsed.ok && statusOfQueriedTransaction(parsed.value)) || null;
     },
     prompts: () => fake.processed('stk-push'),
     payouts: () => fake.processed('b2c-payment'),

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { money } from '../../../src/lib/money.ts';
 import type { ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
+import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import {
   createDarajaPaymentAdapter,
   darajaMsisdn,
   parseResultCallback,
   statusOfQueriedTransaction,
+  transactionStatusAnswer,
 } from '../../../src/services/payments/providers/mpesa/index.ts';
+import type { ExchangeRecord } from '../../../src/services/payments/providers/outcome.ts';
 import { mpesaPerTest, type MpesaSetup as Setup } from './harness.ts';
 
 const start = mpesaPerTest();
@@ -148,6 +151,78 @@ describe('Daraja as a pipeline adapter: payouts (B2C)', () => {
     if (!parsed.ok) throw new Error(parsed.error);
     expect(parsed.value.parameters.OriginatorConversationID).toBe(r.id);
     expect(statusOfQueriedTransaction(parsed.value)).toBe('SUCCESS');
+  });
+});
+
+describe('Transaction Status about a payout, against the fake over HTTP', () => {
+  const exchange: ExchangeRecord = {
+    provider: 'MPESA',
+    operation: 'callback:status-result',
+    method: 'POST',
+    path: '/v1/payments/callbacks/daraja/[token]/status-result',
+    requestBody: null,
+    status: 200,
+    responseBody: null,
+    startedAt: new Date(),
+    latencyMs: 0,
+    error: null,
+  };
+  /** Sends a payout (the fake's scenario first), then asks Transaction Status: both answers, read. */
+  async function payoutThenStatus(scenario: FakeScenario | null, status?: FakeScenario) {
+    const s = await setup();
+    const r = request('DISBURSE', '500.00');
+    if (scenario) s.fake.queue('b2c-payment', scenario);
+    if (status) s.fake.queue('transaction-status', status);
+    expect((await s.daraja.send(r)).kind).toBe('accepted');
+    const read = (body: unknown) => {
+      const parsed = parseResultCallback(body);
+      if (!parsed.ok) throw new Error(parsed.error);
+      return parsed.value;
+    };
+    const [b2c] = await s.receiver.waitFor((x) => x.path.endsWith('/b2c-result'));
+    expect((await s.daraja.query(r)).kind).toBe('unknown');
+    const [answer] = await s.receiver.waitFor((x) => x.path.endsWith('/status-result'));
+    const result = read(answer!.body);
+    return { b2c: read(b2c!.body), result, answer: transactionStatusAnswer(result, exchange) };
+  }
+
+  it.each([
+    ['insufficient', '1', 'The balance is insufficient for the transaction.'],
+    ['below-minimum', '2', 'Declined due to limit rule: less than the minimum transaction amount.'],
+    ['initiator-invalid', '2001', 'The initiator information is invalid.'],
+    ['string-code', 'SFC_IC0003', 'The operator does not exist.'],
+  ] as const)(
+    'a B2C Result %s (%s), then ResultCode 0 with TransactionStatus "Failed": FAILED',
+    async (scenario, code, text) => {
+      const { b2c, result, answer } = await payoutThenStatus(scenario);
+      expect(b2c).toMatchObject({ status: 'FAILED', code, reason: `M-Pesa ${code}: ${text}` });
+      expect(result).toMatchObject({
+        status: 'SUCCESS',
+        code: '0',
+        parameters: { TransactionStatus: 'Failed' },
+      });
+      expect(statusOfQueriedTransaction(result)).toBe('FAILED');
+      expect(answer).toEqual({
+        kind: 'final',
+        status: 'FAILED',
+        reason: 'M-Pesa Transaction Status: Failed',
+        evidence: { amount: '500' },
+        exchanges: [exchange],
+      });
+    },
+  );
+
+  it('Completed is SUCCESS with the receipt; a word we do not read is unknown, never FAILED', async () => {
+    const paid = await payoutThenStatus(null);
+    expect(paid.answer).toMatchObject({ kind: 'final', status: 'SUCCESS', receipt: paid.b2c.transactionId });
+    const reversed = await payoutThenStatus('initiator-invalid', 'unread-status');
+    expect(reversed.result).toMatchObject({ code: '0', parameters: { TransactionStatus: 'Reversed' } });
+    expect(reversed.answer).toEqual({
+      kind: 'unknown',
+      reason:
+        'M-Pesa Transaction Status: TransactionStatus "Reversed", which we do not read as paid or failed',
+      exchanges: [exchange],
+    });
   });
 });
 

@@ -206,7 +206,7 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa (the Daraja fak
     { scenario: 'duplicate-callback', status: 'SUCCESS', payouts: 1, request: 'DONE' },
     { scenario: 'late-callback', status: 'SUCCESS', payouts: 1, request: 'DONE' },
     // The Result says paid, Transaction Status says Failed: the query's word stands. A failed payout
-    // leaves the customer owed: the operator's queue (operator-e2e.test.ts).
+    // leaves the customer owed: the operator's queue (failed-payout-e2e.test.ts).
     { scenario: 'contradicting-callback', status: 'FAILED', payouts: 1, request: 'OPERATOR' },
     { scenario: 'insufficient', status: 'FAILED', payouts: 1, request: 'OPERATOR' },
     { scenario: 'string-code', status: 'FAILED', payouts: 1, request: 'OPERATOR' },

@@ -39,7 +39,21 @@ describe.each(STORES)('operator view of the payment pipeline on %s', (store) => 
     );
     const stuck = await admin('GET', '/admin/payments/stuck?olderThanSeconds=3600&limit=1000');
     expect(stuck.statusCode, stuck.body).toBe(200);
-    expect(stuck.json().data.map((r: { transactionId: string }) => r.transactionId)).toContain(transactionId);
+    // Each with what it is about: the transaction's status, amount, number and order.
+    expect(stuck.json().data).toContainEqual(
+      expect.objectContaining({
+        transactionId,
+        state: 'OPERATOR',
+        transaction: {
+          status: 'PENDING',
+          type: 'INCOMING',
+          amount: '1000.00',
+          currency: 'KES',
+          msisdn: '254712000016',
+          orderId: body.transaction.orderId,
+        },
+      }),
+    );
     const reconcile = await admin('POST', '/admin/payments/reconcile', { transactionId });
     expect(reconcile.json()).toEqual({ reconciling: 1 });
     await runPipelineOnce(deps);

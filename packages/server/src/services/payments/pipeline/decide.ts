@@ -4,7 +4,7 @@ import { one } from '../../../db/query.ts';
 import { amountString, Big } from '../../../lib/money.ts';
 import { applyProviderResult } from '../apply-callback.ts';
 import type { FinalStatus, PaymentEvidence, QueryResult, SendResult } from './adapter.ts';
-import { owedNote } from './resolve.ts';
+import { owedNote, weighPayoutFailure } from './owed.ts';
 import { type LoadedRequest, mergeProviderIds, recordDecision, recordExchanges, setState } from './store.ts';
 import { adaptersOf, type PipelineDeps } from './types.ts';
 
@@ -67,27 +67,30 @@ export async function applyFinal(
   now: Date,
   options: { late?: boolean } = {},
 ): Promise<Decided> {
+  // A payout the provider failed: the callbacks before its word are weighed; its reason names the
+  // failure Result's code when one came first (owed.ts).
+  const payoutFailure = request.operation === 'DISBURSE' && final.status !== 'SUCCESS';
+  const reason = payoutFailure ? await weighPayoutFailure(tx, deps, request, final) : final.reason;
   const result = await applyProviderResult(
     tx,
     {
       transactionId: request.transactionId,
       status: final.status,
       providerReference: final.receipt ?? request.providerIds.reference ?? request.id,
-      reason: final.reason,
+      reason,
       ...(options.late ? { late: true } : {}),
     },
     deps,
   );
-  // A repeat answer about a payout already failed keeps it owed (only the operator closes it).
-  const payoutFailed =
-    request.operation === 'DISBURSE' &&
-    final.status !== 'SUCCESS' &&
-    (result.outcome === 'applied' || request.transactionStatus !== 'PENDING');
-  if (payoutFailed && request.transactionStatus !== 'SUCCESS') {
+  // A repeat answer about a payout already failed keeps it owed (only the operator closes it). The
+  // transaction as applyProviderResult read it under its lock decides: the request's copy may be
+  // older (another answer about this payout, committed while this one waited for the request's lock).
+  const settled = 'transaction' in result ? result.transaction : undefined;
+  if (payoutFailure && settled && settled.status !== 'SUCCESS' && settled.status !== 'PENDING') {
     // The payout failed at the provider: the partner sees FAILED, the units are sold, and the
     // customer is still owed: the operator retries or pays another way (resolve.ts).
-    const failure = `payout ${final.status}${final.reason ? ` (${final.reason})` : ''}`;
-    const lastError = owedNote(request, failure);
+    const failure = `payout ${final.status.toLowerCase()}${reason ? ` (${reason})` : ''}`;
+    const lastError = owedNote(request, settled.orderId, failure);
     await setState(tx, request.id, { state: 'OPERATOR', lastError }, now);
     deps.log.warn({ requestId: request.id, transactionId: request.transactionId }, lastError);
     return { note: `applied ${final.status}; to the operator: ${lastError}`, nudge: false };

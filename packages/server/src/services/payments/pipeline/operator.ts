@@ -78,22 +78,34 @@ export async function showTransaction(db: Queryable, id: string) {
 
 /**
  * Stuck work: requests with the operator, uncertain ones, and any other not done after
- * `olderThanSeconds`, oldest first.
+ * `olderThanSeconds`, oldest first, each with its transaction's status, amount, number and order.
  */
 export async function listStuck(
   db: Queryable,
   input: { olderThanSeconds: number; limit: number; now: Date },
 ) {
   const before = new Date(input.now.getTime() - input.olderThanSeconds * 1000).toISOString();
-  const found = await rows<RequestView>(
+  const found = await rows<RequestView & { transaction: StuckTransaction }>(
     db,
-    sql`select ${REQUEST_COLUMNS} from provider_requests r
+    sql`select ${REQUEST_COLUMNS}, json_build_object('status', t.status, 'type', t.type,
+    'amount', t.amount::text, 'currency', t.currency, 'msisdn', t.msisdn, 'orderId', t.order_id) as transaction
+  from provider_requests r join transactions t on t.id = r.transaction_id
   where r.state in ('OPERATOR', 'UNCERTAIN')
   or (r.state in ('QUEUED', 'SENDING', 'AWAITING') and r.created_at < ${before}::timestamptz)
   order by r.created_at limit ${input.limit}`,
   );
-  return found.map(present);
+  return found.map(({ transaction, ...request }) => ({ ...present(request), transaction }));
 }
+
+/** What a stuck request is about: whose money, how much, for which order (a payout: what is owed). */
+type StuckTransaction = {
+  status: string;
+  type: string;
+  amount: string;
+  currency: string;
+  msisdn: string;
+  orderId: string;
+};
 
 /**
  * Re-runs reconciliation now: the request (or every request not done) becomes due at once, and

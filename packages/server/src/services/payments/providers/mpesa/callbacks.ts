@@ -198,16 +198,30 @@ function failure(error: z.ZodError): { ok: false; error: string } {
 }
 
 /**
- * What a Transaction Status Result says about the payout it was asked about: code 0 with
- * TransactionStatus "Completed" is SUCCESS, "Failed" FAILED, code 0 otherwise PENDING, any other code maps
- * through the table (an unknown code is FAILED naming it; the pipeline does not fail a payout on
- * that alone, it goes to the operator queue).
+ * Transaction Status's `TransactionStatus` words we read (lower case). Daraja documents only
+ * "Completed"; an emulator built from the documentation answered a failed payout with ResultCode 0
+ * and "Failed", and the fake answers "Pending" while a payout is in progress. Only words that
+ * clearly say the money did not move are FAILED: none other is documented or observed, so
+ * "Declined", "Cancelled", "Reversed" or anything else is not read at all (docs/payments.md).
  */
-export function statusOfQueriedTransaction(result: DarajaResult): PaymentStatus {
+export const TRANSACTION_STATUS_WORDS: Readonly<Record<string, PaymentStatus>> = {
+  completed: 'SUCCESS',
+  failed: 'FAILED',
+  pending: 'PENDING',
+};
+
+/**
+ * What a Transaction Status Result says about the transaction it was asked about: a non-zero code
+ * maps through the table (an unknown code is FAILED naming it; the pipeline does not fail a payout
+ * on that alone, it goes to the operator queue); code 0 is read from `TransactionStatus`
+ * (TRANSACTION_STATUS_WORDS). Undefined: a word we do not read (or none), neither paid nor failed.
+ */
+export function statusOfQueriedTransaction(result: DarajaResult): PaymentStatus | undefined {
   if (result.status !== 'SUCCESS') return result.status;
-  const said = String(result.parameters.TransactionStatus ?? '').toLowerCase();
-  // "Failed": the query succeeded and the transaction did not (seen from an emulator built from the
-  // documentation; Daraja's sample shows only "Completed"). Any other word is read as not final.
-  if (said === 'completed') return 'SUCCESS';
-  return said === 'failed' ? 'FAILED' : 'PENDING';
+  return TRANSACTION_STATUS_WORDS[transactionStatusWord(result).toLowerCase()];
+}
+
+/** The `TransactionStatus` parameter of a Transaction Status Result, trimmed ('' when absent). */
+export function transactionStatusWord(result: DarajaResult): string {
+  return String(result.parameters.TransactionStatus ?? '').trim();
 }

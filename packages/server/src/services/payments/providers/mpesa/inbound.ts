@@ -11,6 +11,7 @@ import {
   parseResultCallback,
   parseStkCallback,
   statusOfQueriedTransaction,
+  transactionStatusWord,
 } from './callbacks.ts';
 import type { MpesaCallbackKind } from './config.ts';
 import { DARAJA_IDS } from './pipeline-adapter.ts';
@@ -192,9 +193,11 @@ export async function handleDarajaCallback(
 }
 
 /**
- * A Transaction Status Result as a query result. Completed is SUCCESS with the receipt; a known
- * failure code is final; a code Daraja does not document for this (e.g. the fake's "TS_NOT_FOUND")
- * is `unknown`, never FAILED: a payout is not failed on a guess (docs/payments.md).
+ * A Transaction Status Result as a query result. Completed is SUCCESS with the receipt; Failed (the
+ * query succeeded, the payout did not) and a known failure code are final; Pending is pending. A
+ * code Daraja does not document for this (e.g. the fake's "TS_NOT_FOUND") or a TransactionStatus
+ * word we do not read is `unknown`, never FAILED: a payout is not failed on a guess, and the
+ * operator sees the word (docs/payments.md, "Transaction Status's TransactionStatus word").
  */
 export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecord): QueryResult {
   const exchanges = [exchange];
@@ -202,6 +205,15 @@ export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecor
     return { kind: 'unknown', reason: r.reason ?? `M-Pesa ${r.code}`, exchanges };
   }
   const status = statusOfQueriedTransaction(r);
+  const word = transactionStatusWord(r);
+  if (status === undefined) {
+    const said = word ? `TransactionStatus "${word.slice(0, 40)}"` : 'no TransactionStatus';
+    return {
+      kind: 'unknown',
+      reason: `M-Pesa Transaction Status: ${said}, which we do not read as paid or failed`,
+      exchanges,
+    };
+  }
   if (status === 'PENDING') return { kind: 'pending', exchanges };
   const receipt = stringParameter(r, 'ReceiptNo') ?? r.transactionId ?? undefined;
   // What Daraja's record says moved: checked against our request when a receipt is in dispute.
@@ -209,9 +221,7 @@ export function transactionStatusAnswer(r: DarajaResult, exchange: ExchangeRecor
   const party = stringParameter(r, 'DebitPartyName');
   // Code 0 with TransactionStatus "Failed": the description is the query's own success text.
   const reason =
-    r.status === 'SUCCESS' && status !== 'SUCCESS'
-      ? `M-Pesa Transaction Status: ${String(r.parameters.TransactionStatus)}`
-      : r.reason;
+    r.status === 'SUCCESS' && status !== 'SUCCESS' ? `M-Pesa Transaction Status: ${word}` : r.reason;
   return {
     kind: 'final',
     status,

@@ -17,6 +17,8 @@ export type FakeScenario =
   | 'initiator-invalid'
   /** ResultCode "SFC_IC0003" as a string (the operator does not exist). */
   | 'string-code'
+  /** ResultCode 2 (declined by a limit rule: below the minimum; B2C's minimum is KES 10). */
+  | 'below-minimum'
   /** The outcome is reached (the query tells it) but no callback is ever sent. */
   | 'no-callback'
   /** The callback is sent twice, same body. */
@@ -34,6 +36,11 @@ export type FakeScenario =
   | 'never-answered'
   /** B2C only: the request-echo goes to QueueTimeOutURL and no Result follows; the payout did complete. */
   | 'queue-timeout'
+  /**
+   * Transaction Status only: the query succeeds (ResultCode 0) with TransactionStatus "Reversed",
+   * a word Daraja does not document (what we do with a word we do not read).
+   */
+  | 'unread-status'
   /** HTTP 500 500.003.1001 Internal Server Error; nothing done. */
   | 'http-500'
   /** Processed, but the answer comes `slowResponseMs` later (past the client's timeout). */
@@ -74,6 +81,10 @@ export const SCENARIO_RESULTS: Readonly<
   insufficient: { code: 1, desc: 'The balance is insufficient for the transaction.' },
   'initiator-invalid': { code: 2001, desc: 'The initiator information is invalid.' },
   'string-code': { code: 'SFC_IC0003', desc: 'The operator does not exist.' },
+  'below-minimum': {
+    code: 2,
+    desc: 'Declined due to limit rule: less than the minimum transaction amount.',
+  },
 };
 
 export const SUCCESS_RESULT = { code: 0, desc: 'The service request is processed successfully.' } as const;

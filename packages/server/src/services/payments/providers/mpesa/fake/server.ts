@@ -374,8 +374,7 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       body.InitiatorName !== initiatorName || body.SecurityCredential !== securityCredential;
     let final: { code: number | string; desc: string } = resultOf(scenario);
     if (wrongCredentials) final = SCENARIO_RESULTS['initiator-invalid']!;
-    else if (amount < 10)
-      final = { code: 2, desc: 'Declined due to limit rule: less than the minimum transaction amount.' };
+    else if (amount < 10) final = SCENARIO_RESULTS['below-minimum']!;
     const callbackResult = scenario === 'contradicting-callback' ? SUCCESS_RESULT : final;
     later(scenario === 'late-callback' ? 0 : callbackDelayMs, () => {
       record.outcome = scenario === 'contradicting-callback' ? SCENARIO_RESULTS['initiator-invalid']! : final;
@@ -463,7 +462,12 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
     );
     later(
       callbackDelayMs,
-      () => void postCallback('status-result', String(body.ResultURL), statusResultBody(own, wanted)),
+      () =>
+        void postCallback(
+          'status-result',
+          String(body.ResultURL),
+          statusResultBody(own, wanted, request.scenario),
+        ),
     );
     return asyncAccepted(own);
   }
@@ -514,13 +518,15 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
 
   /**
    * The Transaction Status answer. Daraja's sample shows a completed payout only; for a failed one
-   * the query succeeds (ResultCode 0) with TransactionStatus "Failed" (as an emulator built from the
-   * documentation answered), for one in progress TransactionStatus "Pending", and for
-   * an unknown id the string code "TS_NOT_FOUND" (an invention: the real answer is not documented).
+   * (whatever its Result's code: 1, 2, 2001, SFC_IC0003…) the query succeeds (ResultCode 0) with
+   * TransactionStatus "Failed", as an emulator built from the documentation answered; for one in
+   * progress TransactionStatus "Pending"; with the `unread-status` scenario "Reversed"; and for an
+   * unknown id the string code "TS_NOT_FOUND" (an invention: the real answer is not documented).
    */
   function statusResultBody(
     own: { originatorConversationId: string; conversationId: string },
-    wanted?: B2cRecord,
+    wanted: B2cRecord | undefined,
+    scenario: FakeScenario | null,
   ) {
     const head = {
       ResultType: 0,
@@ -533,7 +539,14 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       };
     const outcome = wanted.outcome;
     // The query itself succeeds (ResultCode 0); the payout's fate is in TransactionStatus.
-    const fate = !outcome ? 'Pending' : outcome.code === 0 ? 'Completed' : 'Failed';
+    const fate =
+      scenario === 'unread-status'
+        ? 'Reversed'
+        : !outcome
+          ? 'Pending'
+          : outcome.code === 0
+            ? 'Completed'
+            : 'Failed';
     return {
       Result: {
         ...head,
