@@ -14,6 +14,8 @@ import { callbackPipelineFor } from '../services/payments/pipeline/start.ts';
 import { adaptersOf } from '../services/payments/pipeline/types.ts';
 import type { RouteDeps } from './deps.ts';
 
+const UNCONFIRMED = 'Callback received; the provider has not confirmed it';
+
 /** The provider's result for one of our transactions (docs/ussd-and-payments.md, Payments). */
 export const providerCallbackSchema = z.strictObject({
   transactionId: z.string().regex(CUID_PATTERN, 'Invalid transaction ID format'),
@@ -53,17 +55,16 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
     { schema: { body: providerCallbackSchema }, preValidation: verifySignature },
     async (request, reply) => {
       const input = request.body as ProviderResult;
-      const handler = await providerOf(input.transactionId);
-      if (handler && !handler.simulated) {
-        // A real provider's payment: ask it; nothing moves on this message alone.
+      const handler = await handlerOf(input.transactionId);
+      if (handler?.requestId && handler.adapter && !handler.simulated) {
+        // A real provider's payment: ask it; nothing moves on this message alone. The claim is the
+        // status only: a receipt or a reason is the provider's word, and this message is not the
+        // provider (a receipt named here could be another payment's, put to the provider's record
+        // as this one's). What was sent is kept in the record's body.
         const verdict = await callbackPipelineFor(ctx, request.log).handleCallback({
           adapterName: handler.adapter,
-          requestId: handler.id,
-          claimed: {
-            status: input.status,
-            receipt: input.providerReference,
-            ...(input.reason ? { reason: input.reason } : {}),
-          },
+          requestId: handler.requestId,
+          claimed: { status: input.status },
           exchange: {
             provider: handler.adapter.toUpperCase(),
             operation: 'callback:signed',
@@ -79,11 +80,7 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
           },
         });
         ctx.metrics.paymentCallbacks.inc({ outcome: `provider-${verdict}` });
-        const status = (await one<{ status: string }>(
-          ctx.database.db,
-          sql`select status from transactions where id = ${input.transactionId}`,
-        ))!.status;
-        const data = { transactionId: input.transactionId, status };
+        const data = { transactionId: input.transactionId, status: await statusOf(input.transactionId) };
         switch (verdict) {
           case 'applied':
             return { message: 'Callback applied', data };
@@ -92,8 +89,19 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
           case 'contradicted':
           case 'unconfirmed':
             reply.code(202);
-            return { message: 'Callback received; the provider has not confirmed it', data };
+            return { message: UNCONFIRMED, data };
         }
+      }
+      if (handler && !handler.adapter && !simulatorServes()) {
+        // No provider request names it and no simulator runs here: no provider can be asked, so
+        // the message settles nothing (docs/decisions.md, "The signed callback route").
+        ctx.metrics.paymentCallbacks.inc({ outcome: 'provider-unconfirmed' });
+        request.log.warn(
+          { suspicious: true, transactionId: input.transactionId, claimed: input.status },
+          'signed callback for a transaction without a provider request: nothing changed',
+        );
+        reply.code(202);
+        return { message: UNCONFIRMED, data: { transactionId: input.transactionId, status: handler.status } };
       }
       const result = await ctx.database.db.transaction((tx) => applyProviderResult(tx, input, ctx));
       ctx.metrics.paymentCallbacks.inc({ outcome: result.outcome });
@@ -114,13 +122,30 @@ export async function paymentCallbackRoute(app: FastifyInstance, { ctx }: RouteD
     },
   );
 
-  /** The adapter whose request carries the transaction, and whether it is this instance's simulator. */
-  async function providerOf(transactionId: string) {
-    const row = await one<{ id: string; adapter: string }>(
+  /**
+   * The transaction's status and the adapter of its provider request (none: a transaction written
+   * without one), and whether that adapter is this instance's simulator. Undefined: no such transaction.
+   */
+  async function handlerOf(transactionId: string) {
+    const row = await one<{ status: string; requestId: string | null; adapter: string | null }>(
       ctx.database.db,
-      sql`select id, adapter from provider_requests where transaction_id = ${transactionId}`,
+      sql`select t.status, r.id as "requestId", r.adapter from transactions t
+  left join provider_requests r on r.transaction_id = t.id where t.id = ${transactionId}`,
     );
     if (!row) return undefined;
-    return { ...row, simulated: adaptersOf(ctx.registry).get(row.adapter)?.simulated === true };
+    const adapter = row.adapter ? adaptersOf(ctx.registry).get(row.adapter) : undefined;
+    return { ...row, simulated: adapter?.simulated === true };
+  }
+
+  /** The sandbox: the simulator serves this instance's networks. */
+  function simulatorServes() {
+    return [...adaptersOf(ctx.registry).values()].some((a) => a.simulated === true);
+  }
+
+  async function statusOf(transactionId: string) {
+    return (await one<{ status: string }>(
+      ctx.database.db,
+      sql`select status from transactions where id = ${transactionId}`,
+    ))!.status;
   }
 }

@@ -153,6 +153,29 @@ describe('the Airtel PaymentAdapter', () => {
     expect((await adapter.send(request('DISBURSE', '10.00'))).kind).toBe('ambiguous');
   });
 
+  it("v3: a payout Airtel took that v2's enquiry does not find is unknown, never not-found (not sent again)", async () => {
+    const { fake, adapter } = await setup({}, { disbursementApi: 'v3' });
+    // Never taken by Airtel (no id of its answer stored): not found means it may be sent, as in v1/v2.
+    const lost = request('DISBURSE', '100.00');
+    expect(await adapter.query(lost)).toMatchObject({ kind: 'not-found' });
+    // Taken (Airtel answered it, or refused a retry as a duplicate), yet v2's enquiry, asked for a v3
+    // payout, does not find it: v2 may not know v3 payouts. Unknown: the attempts run out and the
+    // operator decides; it is never sent again in a loop of duplicates.
+    const taken = { ...request('DISBURSE', '100.00'), providerIds: {} as Record<string, string> };
+    taken.providerIds[AIRTEL_IDS.transactionId] = taken.id;
+    expect(await adapter.query(taken)).toMatchObject({
+      kind: 'unknown',
+      reason: expect.stringMatching(/^Airtel took this v3 payout, but the v2 enquiry does not find it/),
+    });
+    expect(fake.requests.filter((r) => r.operation === 'disbursement-enquiry').map((r) => r.path)).toEqual([
+      `/standard/v2/disbursements/${lost.id}`,
+      `/standard/v2/disbursements/${taken.id}`,
+    ]);
+    // v1 and v2 ask at their own documented endpoint: its not found stands.
+    const { adapter: v2 } = await setup({}, { disbursementApi: 'v2' });
+    expect(await v2.query(taken)).toMatchObject({ kind: 'not-found' });
+  });
+
   it('a wallet PIN that does not open is a refusal before any money moves (to the operator)', async () => {
     const { fake, adapter } = await setup({ disbursementPin: '9999' });
     expect(await adapter.send(request('DISBURSE', '10.00'))).toMatchObject({

@@ -34,6 +34,8 @@ export type FakeScenario =
   | 'query-contradicts-paid'
   /** STK only: the customer never answers; the query says "being processed" for ever, no callback. */
   | 'never-answered'
+  /** STK only: the customer declines at once (the query says 1032 from the start); no callback is ever sent. */
+  | 'declined-no-callback'
   /** B2C only: the request-echo goes to QueueTimeOutURL and no Result follows; the payout did complete. */
   | 'queue-timeout'
   /**
@@ -76,6 +78,7 @@ export const SCENARIO_RESULTS: Readonly<
   Partial<Record<FakeScenario, { code: number | string; desc: string }>>
 > = {
   cancelled: { code: 1032, desc: 'Request cancelled by user' },
+  'declined-no-callback': { code: 1032, desc: 'Request cancelled by user' },
   unreachable: { code: 1037, desc: 'DS timeout user cannot be reached' },
   expired: { code: 1019, desc: 'Transaction has expired' },
   insufficient: { code: 1, desc: 'The balance is insufficient for the transaction.' },

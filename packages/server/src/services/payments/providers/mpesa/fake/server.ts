@@ -170,7 +170,8 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
 
   /** Sends the callback(s) a scenario calls for: none, once, twice, or late. */
   function deliver(scenario: FakeScenario, kind: FakeCallback['kind'], url: string, body: unknown) {
-    if (scenario === 'no-callback' || scenario === 'never-answered') return;
+    if (scenario === 'no-callback' || scenario === 'never-answered' || scenario === 'declined-no-callback')
+      return;
     const delay = scenario === 'late-callback' ? lateCallbackMs : callbackDelayMs;
     later(delay, () => void postCallback(kind, url, body));
     if (scenario === 'duplicate-callback') later(delay + 20, () => void postCallback(kind, url, body));
@@ -272,7 +273,8 @@ export async function startFakeDaraja(options: FakeDarajaOptions = {}): Promise<
       const callbackResult = claimsPaid ? SUCCESS_RESULT : final;
       if (scenario === 'query-contradicts-paid' || (final.code === 0 && !claimsPaid))
         record.receipt = receiptLike();
-      const settle = scenario === 'late-callback' ? 0 : callbackDelayMs;
+      const settle =
+        scenario === 'late-callback' || scenario === 'declined-no-callback' ? 0 : callbackDelayMs;
       later(settle, () => {
         record.outcome = claimsPaid ? SCENARIO_RESULTS.cancelled! : final;
       });
