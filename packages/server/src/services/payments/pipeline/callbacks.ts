@@ -13,6 +13,7 @@ import {
   settleDispute,
 } from './decide.ts';
 import {
+  type LoadedRequest,
   loadRequest,
   markCallback,
   mergeProviderIds,
@@ -169,11 +170,7 @@ export async function handleCallback(
     return 'unconfirmed';
   }
   const [callbackId] = await recordExchanges(deps.db, request, 'callback', [input.exchange], input.claimed);
-  const latePayment =
-    request.operation === 'COLLECT' &&
-    input.claimed.status === 'SUCCESS' &&
-    request.transactionStatus !== 'SUCCESS';
-  if (request.state === 'DONE' && !latePayment) {
+  if (request.state === 'DONE' && !claimsLatePayment(request, input.claimed)) {
     count('confirmed');
     return 'already-final';
   }
@@ -256,11 +253,7 @@ export async function handleCallback(
     if (current.state !== 'DONE') await setClaimed(tx, current.id, input.claimed);
     // Settled meanwhile (a duplicate of this callback, the sweep): only a payment on a collection
     // that ended unpaid is still to act on.
-    const stillLate =
-      current.operation === 'COLLECT' &&
-      input.claimed.status === 'SUCCESS' &&
-      current.transactionStatus !== 'SUCCESS';
-    if (current.state === 'DONE' && !stillLate) return 'already-final';
+    if (current.state === 'DONE' && !claimsLatePayment(current, input.claimed)) return 'already-final';
     const receipt = answer.receipt ?? input.claimed.receipt;
     const decided = await applyFinal(tx, deps, current, { ...answer, ...(receipt ? { receipt } : {}) }, now, {
       late: current.state === 'DONE',
@@ -325,6 +318,16 @@ export async function recordQueryAnswer(
     deps.log.info({ requestId }, 'query answer recorded; more to send');
     deps.nudge?.();
   }
+}
+
+/** A paying claim on a collection whose transaction is not SUCCESS: acted on even once the request is DONE. */
+function claimsLatePayment(
+  request: Pick<LoadedRequest, 'operation' | 'transactionStatus'>,
+  claimed: CallbackClaim,
+): boolean {
+  return (
+    request.operation === 'COLLECT' && claimed.status === 'SUCCESS' && request.transactionStatus !== 'SUCCESS'
+  );
 }
 
 /** The confirmed facts of a callback, kept on the request; a settled request's are never replaced. */
