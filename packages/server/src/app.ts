@@ -12,12 +12,9 @@ import { installRateLimits } from './plugins/rate-limit.ts';
 import { installRequestId } from './plugins/request-id.ts';
 import { installUnusedConnectionClose } from './plugins/unused-connections.ts';
 import { installValidation } from './plugins/validation.ts';
-import { airtelCallbackRoutes } from './routes/airtel-callbacks.ts';
 import { customerRoutes } from './routes/customers.ts';
-import { darajaCallbackRoutes } from './routes/daraja-callbacks.ts';
 import { registerDocs } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
-import { mtnCallbackRoutes } from './routes/mtn-callbacks.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
 import { paymentCallbackRoute } from './routes/payment-callback.ts';
 import { paymentRoutes } from './routes/payments.ts';
@@ -30,6 +27,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
+import { PAYMENT_PROVIDERS } from './services/payments/providers/index.ts';
 
 export type BuildOptions = LogOptions;
 
@@ -75,28 +73,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await v1.register(tokenRoute, deps);
       await v1.register(webhookKeyRoute, deps);
       await v1.register(paymentCallbackRoute, deps);
-      // Daraja's callbacks, when M-Pesa is configured: the pipeline confirms each by query.
-      if (ctx.config.mpesa) {
+      // Each configured provider's callbacks: the pipeline confirms each by a query to the provider.
+      for (const provider of PAYMENT_PROVIDERS) {
+        const settings = ctx.config[provider.key];
+        if (!settings || !provider.callbackRoutes) continue;
         ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
-        await v1.register(darajaCallbackRoutes, {
+        await v1.register(provider.callbackRoutes as never, {
           ctx,
-          settings: ctx.config.mpesa,
-          pipeline: ctx.callbackPipeline,
-        });
-      }
-      if (ctx.config.mtn) {
-        ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
-        await v1.register(mtnCallbackRoutes, {
-          ctx,
-          settings: ctx.config.mtn,
-          pipeline: ctx.callbackPipeline,
-        });
-      }
-      if (ctx.config.airtel) {
-        ctx.callbackPipeline ??= callbackPipelineFor(ctx, app.log);
-        await v1.register(airtelCallbackRoutes, {
-          ctx,
-          settings: ctx.config.airtel,
+          settings,
           pipeline: ctx.callbackPipeline,
         });
       }

@@ -4,13 +4,10 @@ import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
 import { isEd25519PrivateKeyPem } from './lib/keys.ts';
 import {
-  AIRTEL_ENV_SHAPE,
-  type AirtelSettings,
-  airtelSettingsFrom,
-} from './services/payments/providers/airtel/settings.ts';
-import type { MpesaConfig } from './services/payments/providers/mpesa/config.ts';
-import type { MtnConfig } from './services/payments/providers/mtn/config.ts';
-import { MTN_ENV_SHAPE, mtnSettingsFrom } from './services/payments/providers/mtn/settings.ts';
+  PAYMENT_PROVIDERS,
+  PROVIDER_ENV_SHAPE,
+  type ProviderSettings,
+} from './services/payments/providers/index.ts';
 
 const rateLimitSpec = z
   .string()
@@ -66,22 +63,6 @@ const PROXY_ADDR_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** A URL of one of the given schemes (z.url alone takes `localhost:5432/db` as scheme `localhost:`). */
 const urlOf = (protocol: RegExp, schemes: string) => z.url({ protocol, error: `must be a ${schemes} URL` });
-
-/** A comma list of addresses or CIDR ranges (the callback allowlists). */
-const ipList = z.string().transform((value, ctx): string[] => {
-  const entries = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const bad = entries.find((e) => !isIpOrCidr(e));
-  if (bad !== undefined) {
-    ctx.addIssue({ code: 'custom', message: `'${bad}' is not an address or CIDR range` });
-    return z.NEVER;
-  }
-  return entries;
-});
-
-const nonBlank = z.string().trim().min(1, 'must not be blank');
 
 /** The webhook key is parsed here, so a bad one stops the start with one line, not a stack trace. */
 const ed25519PrivateKey = z.string().refine(isEd25519PrivateKeyPem, {
@@ -150,36 +131,8 @@ export const configSchema = z.object({
   PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
   PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
   PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
-  // M-Pesa (Daraja): all of MPESA_REQUIRED or none (docs/payments.md, Configuration).
-  MPESA_CONSUMER_KEY: nonBlank.optional(),
-  MPESA_CONSUMER_SECRET: nonBlank.optional(),
-  MPESA_SHORTCODE: z
-    .string()
-    .regex(/^\d{5,7}$/, 'must be a 5 to 7 digit shortcode')
-    .optional(),
-  MPESA_PASSKEY: nonBlank.optional(),
-  MPESA_B2C_SHORTCODE: z
-    .string()
-    .regex(/^\d{5,7}$/, 'must be a 5 to 7 digit shortcode')
-    .optional(),
-  MPESA_INITIATOR_NAME: nonBlank.optional(),
-  MPESA_SECURITY_CREDENTIAL: nonBlank.optional(),
-  /** Unset: Safaricom's production base in production, its sandbox base in sandbox. */
-  MPESA_BASE_URL: urlOf(/^https?$/, 'http:// or https://').optional(),
-  /** The path token of the callback routes: unguessable, and safe in a URL path without escaping. */
-  MPESA_CALLBACK_TOKEN: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{32,128}$/, 'must be 32 to 128 characters of A-Z, a-z, 0-9, _ and -')
-    .optional(),
-  MPESA_CALLBACK_ALLOWED_IPS: ipList.optional(),
-  /** How long after Daraja accepted a request the reconciliation sweep waits before it queries. */
-  MPESA_RECONCILE_AFTER_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(120),
-  /** Client deadline of every Daraja call but the token (which gets at most 10 s); default 15 s. */
-  MPESA_REQUEST_TIMEOUT_MS: positiveInt.max(120_000, 'must be at most 120000').default(15_000),
-  // MTN MoMo: all of MTN_REQUIRED or none (docs/payments-mtn.md).
-  ...MTN_ENV_SHAPE,
-  // Airtel Money: all of AIRTEL_REQUIRED or none (docs/payments-airtel.md).
-  ...AIRTEL_ENV_SHAPE,
+  // Each payment provider's variables: all of its required set or none (providers/index.ts).
+  ...PROVIDER_ENV_SHAPE,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `auto`: readable lines (pino-pretty) on a terminal, JSON lines otherwise. */
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -187,42 +140,9 @@ export const configSchema = z.object({
 
 export type RawConfig = z.output<typeof configSchema>;
 
-/** The M-Pesa settings once complete: the adapter's config plus what the routes and registry need. */
-export type MpesaSettings = MpesaConfig & {
-  /** Empty: no source-IP check (the path token and the confirming query are the defences). */
-  callbackAllowedIps: string[];
-  reconcileAfterMs: number;
-};
-
 export type Config = RawConfig & {
   PUBLIC_BASE_URL: string;
-  /** Set when every MPESA_REQUIRED variable is; unset: M-Pesa is not configured. */
-  mpesa?: MpesaSettings;
-  /** Set when every MTN_REQUIRED variable is; unset: MTN MoMo is not configured. */
-  mtn?: MtnConfig;
-  /** Set when every AIRTEL_REQUIRED variable is; unset: Airtel Money is not configured. */
-  airtel?: AirtelSettings;
-};
-
-/** M-Pesa is configured by all of these or by none of them. */
-export const MPESA_REQUIRED = [
-  'MPESA_CONSUMER_KEY',
-  'MPESA_CONSUMER_SECRET',
-  'MPESA_SHORTCODE',
-  'MPESA_PASSKEY',
-  'MPESA_B2C_SHORTCODE',
-  'MPESA_INITIATOR_NAME',
-  'MPESA_SECURITY_CREDENTIAL',
-  'MPESA_CALLBACK_TOKEN',
-] as const;
-
-export const DARAJA_BASE_URLS = {
-  production: 'https://api.safaricom.co.ke',
-  sandbox: 'https://sandbox.safaricom.co.ke',
-} as const;
-
-/** Where our Daraja callback routes live; the path avoids the word "mpesa" (docs/payments.md). */
-export const DARAJA_CALLBACK_PATH = '/v1/payments/callbacks/daraja';
+} & ProviderSettings;
 
 /** Secrets production must be given; sandbox generates and keeps them in DATA_DIR. */
 const PRODUCTION_SECRETS = [
@@ -275,62 +195,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         'must be https:// when APP_ENV=production (providers call back on it), unless its host is a loopback address',
       );
   }
-  // All or none, in either environment: a partial M-Pesa configuration is a mistake, never a choice.
-  const givenMpesa = MPESA_REQUIRED.filter((name) => cleaned[name] !== undefined);
-  if (givenMpesa.length > 0) {
-    for (const name of MPESA_REQUIRED) {
-      if (cleaned[name] === undefined)
-        problems.set(name, `required with the other M-Pesa settings (${givenMpesa.join(', ')} set)`);
-    }
-  }
+  // All or none, in either environment: a partial provider configuration is a mistake, never a choice.
   const publicBaseUrl = parsed.data?.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data?.PORT ?? 8080}`;
-  // The other providers check their own sets (all or none) and name each problem on its own line.
-  const settingsOf = <T>(from: () => T | undefined): T | undefined => {
-    if (!parsed.success) return undefined;
+  const settings: Record<string, unknown> = {};
+  for (const provider of PAYMENT_PROVIDERS) {
+    const given = provider.required.filter((name) => cleaned[name] !== undefined);
+    if (given.length === 0) continue;
+    const missing = provider.required.filter((name) => cleaned[name] === undefined);
+    for (const name of missing)
+      problems.set(name, `required with the other ${provider.label} settings (${given.join(', ')} set)`);
+    if (!parsed.success) continue;
     try {
-      return from();
+      settings[provider.key] = provider.settingsFrom(parsed.data as never, publicBaseUrl);
     } catch (error) {
+      // Each line names one variable: `MTN_COUNTRY: required for target environment mtnfoo`.
       for (const line of String((error as Error).message).split('\n')) {
         const at = line.indexOf(': ');
         problems.set(at > 0 ? line.slice(0, at) : 'environment', at > 0 ? line.slice(at + 2) : line);
       }
-      return undefined;
     }
-  };
-  const mtn = settingsOf(() => mtnSettingsFrom(parsed.data!, publicBaseUrl));
-  const airtel = settingsOf(() => airtelSettingsFrom(parsed.data!, publicBaseUrl));
+  }
   if (problems.size > 0 || !parsed.success) {
     throw new ConfigError([...problems].map(([name, message]) => `${name}: ${message}`));
   }
-  const config = parsed.data;
-  return {
-    ...config,
-    PUBLIC_BASE_URL: publicBaseUrl,
-    ...(givenMpesa.length > 0 ? { mpesa: mpesaSettings(config, publicBaseUrl) } : {}),
-    ...(mtn ? { mtn } : {}),
-    ...(airtel ? { airtel } : {}),
-  };
-}
-
-function mpesaSettings(config: RawConfig, publicBaseUrl: string): MpesaSettings {
-  // Checked complete by loadConfig before this is called.
-  const required = (value: string | undefined) => value as string;
-  return {
-    baseUrl: config.MPESA_BASE_URL ?? DARAJA_BASE_URLS[config.APP_ENV],
-    consumerKey: required(config.MPESA_CONSUMER_KEY),
-    consumerSecret: required(config.MPESA_CONSUMER_SECRET),
-    shortcode: required(config.MPESA_SHORTCODE),
-    passkey: required(config.MPESA_PASSKEY),
-    b2cShortcode: required(config.MPESA_B2C_SHORTCODE),
-    initiatorName: required(config.MPESA_INITIATOR_NAME),
-    securityCredential: required(config.MPESA_SECURITY_CREDENTIAL),
-    callbackBaseUrl: `${publicBaseUrl.replace(/\/+$/, '')}${DARAJA_CALLBACK_PATH}`,
-    callbackToken: required(config.MPESA_CALLBACK_TOKEN),
-    callbackAllowedIps: config.MPESA_CALLBACK_ALLOWED_IPS ?? [],
-    reconcileAfterMs: config.MPESA_RECONCILE_AFTER_SECONDS * 1000,
-    timeouts: {
-      tokenMs: Math.min(10_000, config.MPESA_REQUEST_TIMEOUT_MS),
-      requestMs: config.MPESA_REQUEST_TIMEOUT_MS,
-    },
-  };
+  return { ...parsed.data, PUBLIC_BASE_URL: publicBaseUrl, ...settings };
 }

@@ -20,13 +20,6 @@ export class AppError extends Error {
   }
 }
 
-/** A configured dependency (database, Redis) cannot be reached: retryable 503. */
-export class DependencyUnavailableError extends AppError {
-  constructor(readonly dependency: string) {
-    super(503, ErrorLabel.unavailable);
-  }
-}
-
 export const unauthorized = (message: string, headers?: Record<string, string>) =>
   new AppError(401, ErrorLabel.unauthorized, message, undefined, headers);
 

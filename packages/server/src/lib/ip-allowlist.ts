@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
 
 /** True for a single IPv4/IPv6 address or a CIDR range such as 10.0.0.0/8 or 2001:db8::/32. */
 export function isIpOrCidr(entry: string): boolean {
@@ -28,3 +29,17 @@ export function isAllowed(list: BlockList, ip: string): boolean {
   const address = mapped ?? ip;
   return list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
+
+/** A setting holding a comma list of addresses or CIDR ranges (the providers' callback allowlists). */
+export const ipListSetting = z.string().transform((value, ctx): string[] => {
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = entries.find((e) => !isIpOrCidr(e));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `'${bad}' is not an address or CIDR range` });
+    return z.NEVER;
+  }
+  return entries;
+});

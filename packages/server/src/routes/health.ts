@@ -1,6 +1,7 @@
 import { ErrorLabel } from '@partner-api/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { PAYMENT_PROVIDERS } from '../services/payments/providers/index.ts';
 
 const PING_TIMEOUT_MS = 2000;
 
@@ -37,7 +38,15 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
       return reply.code(503).send({ error: ErrorLabel.unavailable });
     }
     // Payments never change the status: an open breaker is a provider's trouble, not this instance's.
-    const payments = ctx.paymentWorker?.health() ?? { worker: 'stopped', breakers: {} };
+    // Every configured provider is listed (closed until it fails), besides the simulator once used.
+    const worker = ctx.paymentWorker?.health() ?? { worker: 'stopped' as const, breakers: {} };
+    const configured = PAYMENT_PROVIDERS.filter((p) => ctx.config[p.key]).map(
+      (p) => [p.key, 'closed'] as const,
+    );
+    const payments = {
+      worker: worker.worker,
+      breakers: { ...Object.fromEntries(configured), ...worker.breakers },
+    };
     return { status: 'ok', store: ctx.database.kind, checks: { database, redis }, payments };
   });
 

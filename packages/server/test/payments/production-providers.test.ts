@@ -150,6 +150,12 @@ describe.skipIf(!process.env.DATABASE_URL)('production on M-Pesa, Airtel Money a
     return refOf(screen);
   };
 
+  it('/healthz lists each configured provider with its breaker', async () => {
+    const health = (await t.app.inject({ method: 'GET', url: '/healthz' })).json();
+    expect(Object.keys(health.payments.breakers).sort()).toEqual(['airtel', 'mpesa', 'mtn']);
+    expect(health.payments.breakers.mtn).toBe('closed');
+  });
+
   describe.each(['M-Pesa', 'Airtel', 'MTN'] as const)('a customer on %s', (name) => {
     it('buys to EXECUTED with one prompt, sells with one payout', async () => {
       const provider = providers[name];

@@ -52,9 +52,3 @@ export async function upsertStocks(
   );
   return found.map(stockOf).sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
 }
-
-/** The listed (active) catalog, by symbol: what USSD shows. */
-export async function listActiveStocks(db: Queryable): Promise<StockRow[]> {
-  const found = await rows<Row>(db, sql`select ${stockColumns} from stocks where is_active order by symbol`);
-  return found.map(stockOf);
-}

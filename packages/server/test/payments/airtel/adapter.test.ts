@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createAirtelAdapter,
-  type RsaPadding,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
+import type { RsaPadding } from '../../../src/services/payments/providers/airtel/settings.ts';
 import { airtelPerTest, LOCAL_MSISDN, newId } from './harness.ts';
 
 const start = airtelPerTest();

@@ -4,23 +4,23 @@ import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
-import { airtelCallbackRoutes } from '../../../src/routes/airtel-callbacks.ts';
 import { createSellOrder } from '../../../src/services/orders/create-sell.ts';
 import type { CallbackPipeline } from '../../../src/services/payments/callback-pipeline.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
+import { createAirtelPaymentAdapter } from '../../../src/services/payments/providers/airtel/adapter.ts';
+import { CALLBACK_ACK } from '../../../src/services/payments/providers/airtel/callbacks.ts';
+import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
 import {
   type FakeAirtel,
   startFakeAirtel,
 } from '../../../src/services/payments/providers/airtel/fake/index.ts';
+import { airtelCallbackRoutes } from '../../../src/services/payments/providers/airtel/routes.ts';
 import {
   type AirtelSettings,
-  CALLBACK_ACK,
-  callbackHash,
   callbackUrl,
-  createAirtelPaymentAdapter,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+} from '../../../src/services/payments/providers/airtel/settings.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { createPartner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer, insertHolding } from '../../ussd/support.ts';

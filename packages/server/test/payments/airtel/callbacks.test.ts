@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  callbackHash,
-  mapTransactionStatus,
   parseAirtelCallback,
   verifyCallbackHash,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+} from '../../../src/services/payments/providers/airtel/callbacks.ts';
+import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
+import { mapTransactionStatus } from '../../../src/services/payments/providers/airtel/result-codes.ts';
 
 /** The documented callback, verbatim (research note §3.5). */
 const DOC_SAMPLE = `{

@@ -7,10 +7,10 @@ import {
   callbackHashSubject,
   encryptPin,
   openSignature,
-  type RsaPadding,
   rsaDecrypt,
   signMessage,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+} from '../../../src/services/payments/providers/airtel/crypto.ts';
+import type { RsaPadding } from '../../../src/services/payments/providers/airtel/settings.ts';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const spki = pair.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  parseAirtelCallback,
+  verifyCallbackHash,
+} from '../../../src/services/payments/providers/airtel/callbacks.ts';
+import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
+import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
+import {
   FAKE_AIRTEL_ENV,
   startFakeAirtel,
 } from '../../../src/services/payments/providers/airtel/fake/index.ts';
-import {
-  airtelSettingsFrom,
-  callbackHash,
-  createAirtelAdapter,
-  parseAirtelCallback,
-  verifyCallbackHash,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+import { airtelSettingsFrom } from '../../../src/services/payments/providers/airtel/settings.ts';
 import { startCallbackReceiver } from '../callback-receiver.ts';
 import { airtelPerTest, LOCAL_MSISDN, newId } from './harness.ts';
 

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import {
+  CALLBACK_ACK,
+  parseAirtelCallback,
+} from '../../../src/services/payments/providers/airtel/callbacks.ts';
+import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
+import {
   FAKE_AIRTEL_CLIENT_ID,
   FAKE_AIRTEL_CLIENT_SECRET,
   FAKE_AIRTEL_PIN,
@@ -8,13 +13,7 @@ import {
   type FakeAirtelScenario,
   startFakeAirtel,
 } from '../../../src/services/payments/providers/airtel/fake/index.ts';
-import {
-  type AirtelConfig,
-  CALLBACK_ACK,
-  callbackUrl,
-  createAirtelAdapter,
-  parseAirtelCallback,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+import { type AirtelConfig, callbackUrl } from '../../../src/services/payments/providers/airtel/settings.ts';
 import type { PaymentStatus } from '../../../src/services/payments/providers/outcome.ts';
 import { startCallbackReceiver } from '../callback-receiver.ts';
 import type { ContractScenario, ProviderHarness } from '../provider-contract.ts';

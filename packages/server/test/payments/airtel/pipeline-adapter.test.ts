@@ -5,7 +5,7 @@ import {
   AIRTEL_IDS,
   airtelMsisdn,
   createAirtelPaymentAdapter,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+} from '../../../src/services/payments/providers/airtel/adapter.ts';
 import { airtelPerTest, newId } from './harness.ts';
 
 const start = airtelPerTest();

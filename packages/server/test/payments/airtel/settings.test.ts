@@ -6,7 +6,7 @@ import {
   AIRTEL_ENV_SHAPE,
   airtelSettingsFrom,
   callbackUrl,
-} from '../../../src/services/payments/providers/airtel/index.ts';
+} from '../../../src/services/payments/providers/airtel/settings.ts';
 
 const TOKEN = 'a'.repeat(40);
 const BASE = {

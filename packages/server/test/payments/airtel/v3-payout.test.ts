@@ -6,7 +6,7 @@ import { money } from '../../../src/lib/money.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
-import { createAirtelPaymentAdapter } from '../../../src/services/payments/providers/airtel/index.ts';
+import { createAirtelPaymentAdapter } from '../../../src/services/payments/providers/airtel/adapter.ts';
 import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { createPartner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer, waitFor } from '../../ussd/support.ts';

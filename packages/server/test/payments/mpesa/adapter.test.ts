@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  createMpesaAdapter,
   parseQueueTimeoutCallback,
   parseResultCallback,
   parseStkCallback,
-} from '../../../src/services/payments/providers/mpesa/index.ts';
+} from '../../../src/services/payments/providers/mpesa/callbacks.ts';
+import { createMpesaAdapter } from '../../../src/services/payments/providers/mpesa/client.ts';
 import { mpesaPerTest, type MpesaSetup as Setup } from './harness.ts';
 
 const setup = mpesaPerTest();

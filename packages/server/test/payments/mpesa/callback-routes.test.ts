@@ -12,15 +12,13 @@ import type {
   ProviderRequest,
   QueryResult,
 } from '../../../src/services/payments/pipeline/adapter.ts';
+import { createDarajaPaymentAdapter } from '../../../src/services/payments/providers/mpesa/adapter.ts';
+import { CALLBACK_ACK } from '../../../src/services/payments/providers/mpesa/callbacks.ts';
+import { createMpesaAdapter } from '../../../src/services/payments/providers/mpesa/client.ts';
 import {
   type FakeDaraja,
   startFakeDaraja,
 } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
-import {
-  CALLBACK_ACK,
-  createDarajaPaymentAdapter,
-  createMpesaAdapter,
-} from '../../../src/services/payments/providers/mpesa/index.ts';
 import { tempDataDir } from '../../support/app.ts';
 import { testConfig } from './harness.ts';
 

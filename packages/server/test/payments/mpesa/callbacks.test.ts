@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  mapResultCode,
   parseQueueTimeoutCallback,
   parseResultCallback,
   parseStkCallback,
   statusOfQueriedTransaction,
-} from '../../../src/services/payments/providers/mpesa/index.ts';
+} from '../../../src/services/payments/providers/mpesa/callbacks.ts';
+import { mapResultCode } from '../../../src/services/payments/providers/mpesa/result-codes.ts';
 
 // The research note's samples (Daraja's documentation), verbatim.
 const stkSuccess = {

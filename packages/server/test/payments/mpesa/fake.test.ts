@@ -5,7 +5,7 @@ import {
   SANDBOX_SHORTCODE,
   startFakeDaraja,
 } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
-import { darajaTimestamp, stkPassword } from '../../../src/services/payments/providers/mpesa/index.ts';
+import { darajaTimestamp, stkPassword } from '../../../src/services/payments/providers/mpesa/password.ts';
 
 /** The fake's own checks, spoken to in raw HTTP as Daraja would be. */
 describe('fake Daraja: what it checks', () => {

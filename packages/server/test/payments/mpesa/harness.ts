@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import {
+  CALLBACK_ACK,
+  parseResultCallback,
+  parseStkCallback,
+  statusOfQueriedTransaction,
+} from '../../../src/services/payments/providers/mpesa/callbacks.ts';
+import { createMpesaAdapter } from '../../../src/services/payments/providers/mpesa/client.ts';
+import {
   type FakeDarajaOptions,
   type FakeScenario,
   SANDBOX_PASSKEY,
   SANDBOX_SHORTCODE,
   startFakeDaraja,
 } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
-import {
-  CALLBACK_ACK,
-  createMpesaAdapter,
-  type MpesaConfig,
-  parseResultCallback,
-  parseStkCallback,
-  statusOfQueriedTransaction,
-} from '../../../src/services/payments/providers/mpesa/index.ts';
+import type { MpesaConfig } from '../../../src/services/payments/providers/mpesa/settings.ts';
 import type { PaymentStatus } from '../../../src/services/payments/providers/outcome.ts';
 import { type Received, startCallbackReceiver } from '../callback-receiver.ts';
 import type { ContractScenario, ProviderHarness } from '../provider-contract.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { darajaTimestamp, stkPassword } from '../../../src/services/payments/providers/mpesa/index.ts';
+import { darajaTimestamp, stkPassword } from '../../../src/services/payments/providers/mpesa/password.ts';
 
 describe('Daraja password and timestamp', () => {
   it('reproduces the official sample Password (shortcode 174379, sandbox passkey, 20210628092408)', () => {

@@ -2,14 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { money } from '../../../src/lib/money.ts';
 import type { ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
-import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import {
   createDarajaPaymentAdapter,
   darajaMsisdn,
+} from '../../../src/services/payments/providers/mpesa/adapter.ts';
+import {
   parseResultCallback,
   statusOfQueriedTransaction,
-  transactionStatusAnswer,
-} from '../../../src/services/payments/providers/mpesa/index.ts';
+} from '../../../src/services/payments/providers/mpesa/callbacks.ts';
+import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
+import { transactionStatusAnswer } from '../../../src/services/payments/providers/mpesa/routes.ts';
 import type { ExchangeRecord } from '../../../src/services/payments/providers/outcome.ts';
 import { mpesaPerTest, type MpesaSetup as Setup } from './harness.ts';
 

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MTN_REASONS,
-  type MtnStatusBody,
-  mtnReferenceId,
-} from '../../../src/services/payments/providers/mtn/index.ts';
+import type { MtnStatusBody } from '../../../src/services/payments/providers/mtn/callbacks.ts';
+import { MTN_REASONS } from '../../../src/services/payments/providers/mtn/result-codes.ts';
+import { mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import type { CallOutcome } from '../../../src/services/payments/providers/outcome.ts';
 import { mtnPerTest, paymentInput } from './harness.ts';
 

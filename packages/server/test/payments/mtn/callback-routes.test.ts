@@ -5,16 +5,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { money } from '../../../src/lib/money.ts';
 import { JSON_BODY_LIMIT } from '../../../src/plugins/body-parsing.ts';
-import { mtnCallbackRoutes } from '../../../src/routes/mtn-callbacks.ts';
 import { createRuntime, type Runtime } from '../../../src/runtime.ts';
 import type { CallbackPipeline, ClaimedOutcome } from '../../../src/services/payments/callback-pipeline.ts';
 import type { PaymentAdapter, ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
+import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
 import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
-import {
-  createMtnPaymentAdapter,
-  type MtnConfig,
-  mtnReferenceId,
-} from '../../../src/services/payments/providers/mtn/index.ts';
+import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
+import { type MtnConfig, mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { tempDataDir } from '../../support/app.ts';
 import { mtnTestConfig } from './harness.ts';
 

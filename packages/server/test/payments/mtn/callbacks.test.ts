@@ -2,16 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CallbackPipeline } from '../../../src/services/payments/callback-pipeline.ts';
 import type { Log } from '../../../src/services/payments/provider.ts';
+import { mtnMsisdn } from '../../../src/services/payments/providers/mtn/adapter.ts';
+import { parseMtnStatus } from '../../../src/services/payments/providers/mtn/callbacks.ts';
+import { mapMtnStatus } from '../../../src/services/payments/providers/mtn/result-codes.ts';
+import { handleMtnCallback } from '../../../src/services/payments/providers/mtn/routes.ts';
 import {
-  handleMtnCallback,
   MTN_ENV_SHAPE,
-  mapMtnStatus,
-  mtnMsisdn,
   mtnReferenceId,
   mtnSettingsFrom,
-  parseMtnStatus,
   UUID_V4,
-} from '../../../src/services/payments/providers/mtn/index.ts';
+} from '../../../src/services/payments/providers/mtn/settings.ts';
 import type { ExchangeRecord } from '../../../src/services/payments/providers/outcome.ts';
 
 /** The research note's samples (MTN JS SDK status readme, MTN's failure-reasons post). */

@@ -6,7 +6,7 @@ import {
   FAKE_MTN_ENV,
   MTN_SANDBOX_NUMBERS,
 } from '../../../src/services/payments/providers/mtn/fake/index.ts';
-import { MTN_ENV_SHAPE, mtnSettingsFrom } from '../../../src/services/payments/providers/mtn/index.ts';
+import { MTN_ENV_SHAPE, mtnSettingsFrom } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { mtnPerTest, paymentInput } from './harness.ts';
 
 const start = mtnPerTest();

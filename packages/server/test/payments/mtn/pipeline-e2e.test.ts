@@ -4,16 +4,14 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
-import { mtnCallbackRoutes } from '../../../src/routes/mtn-callbacks.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
 import type { PaymentAdapter } from '../../../src/services/payments/pipeline/adapter.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
+import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
 import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
-import {
-  createMtnPaymentAdapter,
-  mtnReferenceId,
-} from '../../../src/services/payments/providers/mtn/index.ts';
+import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
+import { mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { buildTestApp, type TestApp } from '../../support/app.ts';
 import { placeQueuedBuy } from '../pipeline/support.ts';
 import { mtnTestConfig } from './harness.ts';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { ParseResult } from '../outcome.ts';
-import type { CallbackHashInput } from './config.ts';
 import { callbackHash, callbackHashSubject, hashMatches } from './crypto.ts';
 import {
   type AirtelTransactionStatus,
@@ -8,6 +7,7 @@ import {
   type MappedStatus,
   mapTransactionStatus,
 } from './result-codes.ts';
+import type { CallbackHashInput } from './settings.ts';
 
 /** What our callback route answers Airtel (no body is documented; any 200 is taken). */
 export const CALLBACK_ACK = { status: 'OK' } as const;

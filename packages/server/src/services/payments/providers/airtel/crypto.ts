@@ -10,7 +10,7 @@ import {
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
-import type { CallbackHashInput, RsaPadding } from './config.ts';
+import type { CallbackHashInput, RsaPadding } from './settings.ts';
 
 /** Airtel's public key as the portal shows it (bare base64 SPKI) or as PEM. */
 export function airtelPublicKey(text: string): KeyObject {

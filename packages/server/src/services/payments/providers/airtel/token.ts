@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sendHttp } from '../http-exchange.ts';
 import { BearerTokenCache, type FetchedToken } from '../token-cache.ts';
-import type { AirtelConfig } from './config.ts';
+import type { AirtelConfig } from './settings.ts';
 
 export const AIRTEL_SECRET_KEYS: ReadonlySet<string> = new Set([
   'client_secret',

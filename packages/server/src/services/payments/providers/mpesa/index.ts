@@ -1,7 +1,20 @@
-export * from './adapter.ts';
-export * from './callbacks.ts';
-export * from './config.ts';
-export * from './inbound.ts';
-export { darajaTimestamp, stkPassword } from './password.ts';
-export * from './pipeline-adapter.ts';
-export * from './result-codes.ts';
+import { paymentProvider } from '../module.ts';
+import { createDarajaPaymentAdapter } from './adapter.ts';
+import { createMpesaAdapter } from './client.ts';
+import { darajaCallbackRoutes } from './routes.ts';
+import { MPESA_ENV_SHAPE, MPESA_REQUIRED, mpesaSettingsFrom } from './settings.ts';
+
+/** M-Pesa through Safaricom's Daraja API (docs/payments.md). */
+export const mpesaProvider = paymentProvider({
+  key: 'mpesa',
+  label: 'M-Pesa',
+  network: 'MPESA',
+  env: MPESA_ENV_SHAPE,
+  required: MPESA_REQUIRED,
+  settingsFrom: mpesaSettingsFrom,
+  createAdapter: (settings, options = {}) =>
+    createDarajaPaymentAdapter(createMpesaAdapter(settings, options), {
+      reconcileAfterMs: settings.reconcileAfterMs,
+    }),
+  callbackRoutes: darajaCallbackRoutes,
+});

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { sendHttp } from '../http-exchange.ts';
 import { BearerTokenCache, type FetchedToken } from '../token-cache.ts';
-import type { MpesaConfig } from './config.ts';
 import { errorEnvelopeOf } from './envelope.ts';
+import type { MpesaConfig } from './settings.ts';
 
 export const MPESA_SECRET_KEYS: ReadonlySet<string> = new Set([
   'Password',

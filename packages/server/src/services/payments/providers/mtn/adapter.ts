@@ -1,208 +1,146 @@
-import { type HttpAnswer, sendHttp } from '../http-exchange.ts';
-import type { CallOutcome, ExchangeRecord } from '../outcome.ts';
-import { type MtnStatusBody, mtnErrorOf, parseMtnStatus } from './callbacks.ts';
-import { type MtnConfig, type MtnProduct, mtnCallbackUrl, UUID_V4 } from './config.ts';
-import { MTN_SECRET_KEYS, MtnTokenCache } from './token.ts';
+import { toMtnAmount } from '../../../../lib/money.ts';
+import type { PaymentAdapter, ProviderRequest, QueryResult, SendResult } from '../../pipeline/adapter.ts';
+import type { CallOutcome } from '../outcome.ts';
+import type { MtnStatusBody } from './callbacks.ts';
+import { createMtnAdapter, type MtnAdapter, type MtnAdapterOptions, type MtnSendOutcome } from './client.ts';
+import { type MtnConfig, mtnReferenceId } from './settings.ts';
 
-export type MtnPaymentInput = {
-  /** `X-Reference-Id`: a UUID v4 of ours, reused on every retry of the same request (config.ts). */
-  referenceId: string;
-  /** Ours, echoed in the status body and the callback. */
-  externalId: string;
-  /** Digits with the country code, no `+` (E.164 without the plus). */
-  msisdn: string;
-  /** A positive decimal string (`"500"`, `"12.5"`). */
-  amount: string;
-  /** `payerMessage` and `payeeNote`: at most 160 characters, no quotes or angle brackets. */
-  payerMessage: string;
-  payeeNote: string;
-};
+export const MTN_ADAPTER_NAME = 'mtn';
 
 /**
- * `duplicate`: MTN answered 409 RESOURCE_ALREADY_EXIST: a request with this X-Reference-Id already
- * reached it (an earlier attempt whose answer was lost). Nothing new happens; its status tells.
+ * Keys this adapter puts in a request's providerIds. `referenceId` is the X-Reference-Id (derived
+ * from our request id, config.ts) and names the request in its callback URL; `externalId` is our
+ * request id as MTN echoes it in every status body and callback.
  */
-export type MtnSendOutcome =
-  | CallOutcome<{ referenceId: string }>
-  | { kind: 'duplicate'; referenceId: string; exchanges: ExchangeRecord[] };
+export const MTN_IDS = {
+  referenceId: 'referenceId',
+  externalId: 'externalId',
+} as const;
 
-export type MtnAdapter = {
-  readonly provider: 'MTN';
-  /** Collection: prompts the payer; 202 empty body, the outcome comes by callback and status. */
-  requestToPay(input: MtnPaymentInput): Promise<MtnSendOutcome>;
-  /** The request-to-pay's status; an unknown reference is `rejected` RESOURCE_NOT_FOUND (HTTP 404). */
-  requestToPayStatus(referenceId: string): Promise<CallOutcome<MtnStatusBody>>;
-  /** Disbursement: pays the payee; 202 empty body. */
-  transfer(input: MtnPaymentInput): Promise<MtnSendOutcome>;
-  transferStatus(referenceId: string): Promise<CallOutcome<MtnStatusBody>>;
+export type MtnPaymentAdapterOptions = MtnAdapterOptions & {
+  /** The raw adapter to drive (tests); default one made from `config`. */
+  mtn?: MtnAdapter;
+  /** `payerMessage` of a collection (at most 160 characters); default `Investment`. */
+  collectionMessage?: string;
+  /** `payerMessage`/`payeeNote` of a payout; default `Investment payout`. */
+  payoutNote?: string;
 };
 
-export type MtnAdapterOptions = { fetch?: typeof fetch; now?: () => Date };
-
-const MSISDN = /^\d{8,15}$/;
-const AMOUNT = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
-/** MTN's common errors list apostrophes and some special characters as causes of a 400. */
-const UNSAFE_TEXT = /['"<>&]/;
-
-function requireInput(ok: boolean, message: string): void {
-  if (!ok) throw new RangeError(message);
-}
-function checkInput(input: MtnPaymentInput): void {
-  requireInput(UUID_V4.test(input.referenceId), `referenceId must be a UUID v4, got ${input.referenceId}`);
-  requireInput(MSISDN.test(input.msisdn), `msisdn must be 8 to 15 digits, got ${input.msisdn}`);
-  requireInput(
-    AMOUNT.test(input.amount) && Number(input.amount) > 0,
-    `amount must be positive: ${input.amount}`,
-  );
-  for (const text of [input.payerMessage, input.payeeNote]) {
-    requireInput(text.length <= 160 && !UNSAFE_TEXT.test(text), `message/note unusable by MTN: ${text}`);
-  }
-  requireInput(input.externalId.length >= 1, 'externalId must not be empty');
+/** `+256…`/`256…` as MTN's digits, a local `0…` number in the configured country; else undefined. */
+export function mtnMsisdn(msisdn: string, countryCode: string): string | undefined {
+  const compact = msisdn.replace(/[\s-]/g, '');
+  const digits = /^0\d{8,10}$/.test(compact)
+    ? `${countryCode}${compact.slice(1)}`
+    : compact.replace(/^\+/, '');
+  return /^\d{8,15}$/.test(digits) ? digits : undefined;
 }
 
 /**
- * The MTN MoMo Open API adapter: each method makes one request (plus the product's token request
- * when needed, and one more try when MTN refuses the token with 401) and returns a typed outcome
- * with the exchange records.
+ * MTN MoMo as the payment pipeline drives it: COLLECT is a request-to-pay, DISBURSE a transfer, each
+ * with the X-Reference-Id derived from the request's own id (stable across retries: a retry MTN
+ * already has gets 409 and is never charged or paid twice), each confirmed by its status query.
+ * It only asks and reports; the pipeline decides.
  */
-export function createMtnAdapter(config: MtnConfig, options: MtnAdapterOptions = {}): MtnAdapter {
-  const now = () => (options.now ?? (() => new Date()))().getTime();
-  const tokens: Record<MtnProduct, MtnTokenCache> = {
-    collection: new MtnTokenCache(config, 'collection', now, options.fetch),
-    disbursement: new MtnTokenCache(config, 'disbursement', now, options.fetch),
-  };
-  const requestMs = config.timeouts?.requestMs ?? 15_000;
-  const base = config.baseUrl.replace(/\/+$/, '');
+export function createMtnPaymentAdapter(
+  config: MtnConfig,
+  options: MtnPaymentAdapterOptions = {},
+): PaymentAdapter {
+  const mtn = options.mtn ?? createMtnAdapter(config, options);
+  const collectionMessage = options.collectionMessage ?? 'Investment';
+  const payoutNote = options.payoutNote ?? 'Investment payout';
 
-  async function call<T>(
-    product: MtnProduct,
-    operation: string,
-    request: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: unknown },
-    onSuccess: (answer: Extract<HttpAnswer, { ok: true }>) => T | null,
-  ): Promise<CallOutcome<T> | { kind: 'conflict'; exchanges: ExchangeRecord[] }> {
-    const exchanges: ExchangeRecord[] = [];
-    for (let attempt = 1; ; attempt++) {
-      const token = await tokens[product].get();
-      exchanges.push(...token.exchanges);
-      if (!token.ok) return { kind: 'not-sent', detail: token.detail, exchanges };
-      const { answer, record } = await sendHttp({
-        provider: 'MTN',
-        operation,
-        method: request.method,
-        url: `${base}${request.path}`,
-        headers: {
-          authorization: `Bearer ${token.token}`,
-          'x-target-environment': config.targetEnvironment,
-          'ocp-apim-subscription-key': config[product].subscriptionKey,
-          ...request.headers,
-        },
-        body: request.body,
-        timeoutMs: requestMs,
-        secretKeys: MTN_SECRET_KEYS,
-        secretValues: [config.callbackToken],
-        fetch: options.fetch,
-      });
-      exchanges.push(record);
-      if (!answer.ok) return { kind: 'ambiguous', reason: answer.failure, detail: answer.detail, exchanges };
-      const error = mtnErrorOf(answer.json);
-      const why = error ? `${error.code} ${error.message}`.trim() : answer.text.slice(0, 200);
-      if (answer.status >= 200 && answer.status < 300) {
-        const value = onSuccess(answer);
-        if (value !== null) return { kind: 'accepted', value, exchanges };
-        return {
-          kind: 'ambiguous',
-          reason: 'unparseable',
-          detail: `HTTP ${answer.status}: unexpected body`,
-          exchanges,
-        };
-      }
-      if (answer.status === 401) {
-        // The token (or the product's key) was refused by the gateway: nothing was done.
-        tokens[product].drop(token.token);
-        if (attempt === 1) continue;
-        return { kind: 'not-sent', detail: `HTTP 401 twice: ${why}`, exchanges };
-      }
-      if (answer.status === 409) return { kind: 'conflict', exchanges };
-      if (answer.status >= 400 && answer.status < 500) {
-        return {
-          kind: 'rejected',
-          code: error?.code ?? `HTTP_${answer.status}`,
-          message: error?.message ?? why,
-          httpStatus: answer.status,
-          exchanges,
-        };
-      }
-      // A 5xx (even one naming a code) or anything else: it may have been acted on.
-      return {
-        kind: 'ambiguous',
-        reason: answer.status >= 500 ? 'server-error' : 'unparseable',
-        detail: `HTTP ${answer.status}: ${why}`,
-        exchanges,
-      };
+  /** Ours, known before MTN answers: stored when the request is dispatched, so a callback after a lost answer matches. */
+  const ownIds = (request: ProviderRequest) => ({
+    [MTN_IDS.referenceId]: mtnReferenceId(request.id),
+    [MTN_IDS.externalId]: request.id,
+  });
+
+  async function send(request: ProviderRequest): Promise<SendResult> {
+    const msisdn = mtnMsisdn(request.msisdn, config.countryCode);
+    if (!msisdn) return refusedBeforeSending(`not an MTN-form number: ${request.msisdn}`);
+    if (request.amount.currency !== config.currency)
+      return refusedBeforeSending(`MTN here takes ${config.currency}, not ${request.amount.currency}`);
+    if (!request.amount.amount.gt('0')) return refusedBeforeSending('the amount must be positive');
+    const referenceId = mtnReferenceId(request.id);
+    const input = {
+      referenceId,
+      externalId: request.id,
+      msisdn,
+      amount: toMtnAmount(request.amount),
+      payerMessage: request.operation === 'COLLECT' ? collectionMessage : payoutNote,
+      payeeNote: request.operation === 'COLLECT' ? collectionMessage : payoutNote,
+    };
+    const outcome: MtnSendOutcome =
+      request.operation === 'COLLECT' ? await mtn.requestToPay(input) : await mtn.transfer(input);
+    const providerIds = ownIds(request);
+    switch (outcome.kind) {
+      case 'accepted':
+        return { kind: 'accepted', providerIds, exchanges: outcome.exchanges };
+      case 'duplicate':
+        // 409: an earlier attempt with this reference reached MTN. Not sent again: its status tells.
+        return { kind: 'accepted', providerIds, exchanges: outcome.exchanges };
+      default:
+        return { kind: outcome.kind, reason: describe(outcome), exchanges: outcome.exchanges };
     }
   }
 
-  async function send(product: MtnProduct, input: MtnPaymentInput): Promise<MtnSendOutcome> {
-    checkInput(input);
-    const party = { partyIdType: 'MSISDN', partyId: input.msisdn };
-    const collection = product === 'collection';
-    const outcome = await call(
-      product,
-      collection ? 'request-to-pay' : 'transfer',
-      {
-        method: 'POST',
-        path: collection ? '/collection/v1_0/requesttopay' : '/disbursement/v1_0/transfer',
-        headers: {
-          'x-reference-id': input.referenceId,
-          'x-callback-url': mtnCallbackUrl(config, input.referenceId),
-        },
-        body: {
-          amount: input.amount,
-          currency: config.currency,
-          externalId: input.externalId,
-          ...(collection ? { payer: party } : { payee: party }),
-          payerMessage: input.payerMessage,
-          payeeNote: input.payeeNote,
-        },
-      },
-      // 202 Accepted with an empty body; the reference is the one we sent.
-      (answer) => (answer.status === 202 ? { referenceId: input.referenceId } : null),
-    );
-    if (outcome.kind === 'conflict')
-      return { kind: 'duplicate', referenceId: input.referenceId, exchanges: outcome.exchanges };
-    return outcome;
-  }
-
-  async function status(product: MtnProduct, referenceId: string): Promise<CallOutcome<MtnStatusBody>> {
-    requireInput(UUID_V4.test(referenceId), `referenceId must be a UUID v4, got ${referenceId}`);
-    const collection = product === 'collection';
-    const outcome = await call(
-      product,
-      collection ? 'request-to-pay-status' : 'transfer-status',
-      {
-        method: 'GET',
-        path: collection
-          ? `/collection/v1_0/requesttopay/${referenceId}`
-          : `/disbursement/v1_0/transfer/${referenceId}`,
-      },
-      (answer) => {
-        if (answer.status !== 200) return null;
-        const parsed = parseMtnStatus(answer.json);
-        return parsed.ok ? parsed.value : null;
-      },
-    );
-    if (outcome.kind === 'conflict') {
-      const detail = 'HTTP 409 to a status query';
-      return { kind: 'ambiguous', reason: 'unparseable', detail, exchanges: outcome.exchanges };
-    }
-    return outcome;
+  async function query(request: ProviderRequest): Promise<QueryResult> {
+    const referenceId = mtnReferenceId(request.id);
+    const outcome =
+      request.operation === 'COLLECT'
+        ? await mtn.requestToPayStatus(referenceId)
+        : await mtn.transferStatus(referenceId);
+    return queryResultOf(outcome);
   }
 
   return {
-    provider: 'MTN',
-    requestToPay: (input) => send('collection', input),
-    requestToPayStatus: (referenceId) => status('collection', referenceId),
-    transfer: (input) => send('disbursement', input),
-    transferStatus: (referenceId) => status('disbursement', referenceId),
+    name: MTN_ADAPTER_NAME,
+    reconcileAfterMs: config.reconcileAfterMs,
+    ...(config.country ? { country: config.country } : {}),
+    currency: config.currency,
+    send,
+    query,
+    ownIds,
   };
+}
+
+/**
+ * A status answer as the pipeline reads it: 404 RESOURCE_NOT_FOUND is `not-found` (MTN never got the
+ * reference, so sending it is safe); PENDING is pending; SUCCESSFUL and FAILED are final; anything
+ * else (no answer, a 5xx, an unreadable body, another refusal) is unknown: never a guess.
+ */
+export function queryResultOf(outcome: CallOutcome<MtnStatusBody>): QueryResult {
+  if (outcome.kind !== 'accepted') {
+    if (outcome.kind === 'rejected' && outcome.httpStatus === 404)
+      return { kind: 'not-found', exchanges: outcome.exchanges };
+    return { kind: 'unknown', reason: describe(outcome), exchanges: outcome.exchanges };
+  }
+  const answer = outcome.value;
+  if (answer.status === 'PENDING') return { kind: 'pending', exchanges: outcome.exchanges };
+  return {
+    kind: 'final',
+    status: answer.status,
+    ...(answer.reason ? { reason: answer.reason } : {}),
+    ...(answer.status === 'SUCCESS' && answer.financialTransactionId
+      ? { receipt: answer.financialTransactionId }
+      : {}),
+    exchanges: outcome.exchanges,
+  };
+}
+
+function refusedBeforeSending(message: string): SendResult {
+  return { kind: 'rejected', reason: `refused before sending: ${message}`, exchanges: [] };
+}
+
+type NotAccepted = Exclude<CallOutcome<unknown>, { kind: 'accepted' }>;
+
+function describe(outcome: NotAccepted): string {
+  switch (outcome.kind) {
+    case 'rejected':
+      return `MTN ${outcome.code}: ${outcome.message} (HTTP ${outcome.httpStatus})`;
+    case 'ambiguous':
+      return `${outcome.reason}: ${outcome.detail}`;
+    case 'not-sent':
+      return outcome.detail;
+  }
 }

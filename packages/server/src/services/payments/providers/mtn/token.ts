@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sendHttp } from '../http-exchange.ts';
 import { BearerTokenCache, type FetchedToken } from '../token-cache.ts';
-import type { MtnConfig, MtnProduct } from './config.ts';
+import type { MtnConfig, MtnProduct } from './settings.ts';
 
 export const MTN_SECRET_KEYS: ReadonlySet<string> = new Set(['access_token', 'Authorization', 'apiKey']);
 

@@ -7,9 +7,9 @@ import {
 } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CallbackHashInput, RsaPadding } from '../config.ts';
 import { callbackHash, callbackHashSubject, openSignature, rsaDecrypt } from '../crypto.ts';
 import type { AirtelTransactionStatus } from '../result-codes.ts';
+import type { CallbackHashInput, RsaPadding } from '../settings.ts';
 import { AIRTEL_MAGIC_AMOUNTS, type FakeAirtelScenario, finalOf } from './scenarios.ts';
 
 export type FakeAirtelOperation =

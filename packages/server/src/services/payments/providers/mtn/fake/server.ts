@@ -1,8 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MtnCredentials, MtnProduct } from '../config.ts';
-import { UUID_V4 } from '../config.ts';
+import type { MtnCredentials, MtnProduct } from '../settings.ts';
+import { UUID_V4 } from '../settings.ts';
 import { type FakeMtnScenario, MTN_MAGIC_AMOUNTS, MTN_SANDBOX_NUMBERS, scenarioReason } from './scenarios.ts';
 
 export type FakeMtnOperation =

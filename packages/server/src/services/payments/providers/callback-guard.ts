@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ErrorLabel } from '@partner-api/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.ts';
-import { AppError } from '../lib/errors.ts';
-import { buildAllowlist, isAllowed } from '../lib/ip-allowlist.ts';
-import { JSON_BODY_LIMIT } from '../plugins/body-parsing.ts';
+import type { AppContext } from '../../../context.ts';
+import { AppError } from '../../../lib/errors.ts';
+import { buildAllowlist, isAllowed } from '../../../lib/ip-allowlist.ts';
+import { JSON_BODY_LIMIT } from '../../../plugins/body-parsing.ts';
 
 const tokenChecked = Symbol('providerTokenChecked');
 declare module 'fastify' {
