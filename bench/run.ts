@@ -158,8 +158,8 @@ const WARM_SECONDS = 2;
 /**
  * A short pilot finds the rate; a warm-up of about WARM_SECONDS follows, as scenario 2 has, so that
  * V8 has compiled the request path before the measured run (the pilot alone, 1,000 requests, left
- * a sixth of the run's CPU to compiling: docs/performance.md, "A warm-up as long as the key
- * route's"); then a pool lasting about SECONDS, each request sent once.
+ * a sixth of the run's CPU to compiling: docs/performance.md, "npm run
+ * bench"); then a pool lasting about SECONDS, each request sent once.
  */
 async function signedScenario(server: Child, expectStatus: number, make: (i: number) => PreparedRequest) {
   const load = { url: server.baseUrl, pid: server.pid, connections: CONNECTIONS, expectStatus };

@@ -150,8 +150,8 @@ function loggedPath(request: FastifyRequest, { url: route, config }: RouteOption
  */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
   const access = accessLineWriter(app.log);
-  // Callback style: no promise and no microtask per request (docs/performance.md, "Hooks that await
-  // nothing").
+  // Callback style: no promise and no microtask per request (docs/performance.md, "The key
+  // route against bare Fastify").
   app.addHook('onResponse', (request, reply, done) => {
     // Fastify builds `routeOptions` afresh on each read: read once.
     const options = request.routeOptions;
