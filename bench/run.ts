@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: how close the service runs to its physical ceilings, each ceiling measured in this
- * same run, right next to the scenario it bounds (issue 8). On PostgreSQL (DATABASE_URL, default
+ * same run, right next to the scenario it bounds. On PostgreSQL (DATABASE_URL, default
  * postgres://postgres@127.0.0.1:5432/test) with Redis (REDIS_URL, default redis://127.0.0.1:6379),
  * then on the embedded store (PGlite):
  *   1. signed GET /v1/customers/{id}        vs one core's ed25519 verify rate (crypto.verify loop,
@@ -19,7 +19,7 @@
  *   6. round trips per request (PostgreSQL only, bench/lib/round-trips.ts): a second server behind
  *      counting relays; what each request sends to PostgreSQL and to Redis
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
- * Each row is judged against issue 19's targets (TARGETS below); the embedded store's scenarios 1–3
+ * Each row is judged against its target (TARGETS below); the embedded store's scenarios 1–3
  * against half of PostgreSQL's figures per CPU-second in the same run.
  *
  * Load: autocannon in this process, 50 connections. Signed requests are signed before the run and
@@ -91,7 +91,7 @@ const KEEP_LOG = Boolean(flag('keep-log'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
 
-/** Issue 19's targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
+/** The targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
 export const TARGETS = {
   signedGetVsVerify: 0.4,
   webhookKeyVsFastify: 0.6,

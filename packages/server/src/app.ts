@@ -106,7 +106,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await authenticated.register(customerRoutes, deps);
         await authenticated.register(paymentRoutes, deps);
         await authenticated.register(ussdRoutes, deps);
-        // Outbound webhooks (issue 18): while the preview is off these paths stay unmatched routes.
+        // Outbound webhooks (docs/webhooks.md): while the preview is off these paths stay unmatched routes.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookRoutes, deps);
         // Preview only (docs/webhooks.md): the live event stream `partner listen` reads.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookStreamRoute, deps);

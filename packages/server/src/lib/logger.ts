@@ -101,7 +101,7 @@ export function createLogger(
  * written together in its check phase (`setImmediate`), synchronously, through pino's own sonic-boom
  * in its synchronous mode (which retries a full pipe and drops writes to a closed one, as pino's
  * default does). pino's default writes each line at once, one write(2) a line: ~8% of a signed
- * GET's CPU on one VM. Writing asynchronously instead, as this did until issue 19's eleventh session,
+ * GET's CPU on one VM. Writing asynchronously instead, as this once did,
  * hands every write to libuv's thread pool, and the hand-off (a worker woken, its completion posted
  * back to the loop) cost ~10% of GET /v1/webhooks/key's CPU (docs/performance.md, "The key
  * route against bare Fastify"). A synchronous write is what pino's default and Node's own

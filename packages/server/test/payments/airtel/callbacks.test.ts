@@ -6,7 +6,7 @@ import {
   verifyCallbackHash,
 } from '../../../src/services/payments/providers/airtel/index.ts';
 
-/** The documented callback, verbatim (research note §3.5). */
+/** The documented callback, verbatim. */
 const DOC_SAMPLE = `{
   "transaction": {
     "id": "BBZMiscxy",

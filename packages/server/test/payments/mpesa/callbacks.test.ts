@@ -7,7 +7,7 @@ import {
   statusOfQueriedTransaction,
 } from '../../../src/services/payments/providers/mpesa/index.ts';
 
-// The research note's samples (Daraja's documentation), verbatim.
+// Daraja's documented samples, verbatim.
 const stkSuccess = {
   Body: {
     stkCallback: {

@@ -1,4 +1,4 @@
-/** Everything the Daraja adapter needs; the lead's config.ts will fill it from environment variables. */
+/** Everything the Daraja adapter needs; config.ts fills it from environment variables (`MpesaSettings`). */
 export type MpesaConfig = {
   /** `https://sandbox.safaricom.co.ke`, `https://api.safaricom.co.ke`, or the fake's URL. */
   baseUrl: string;
