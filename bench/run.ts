@@ -384,7 +384,7 @@ export function markdown(report: Report): string {
     `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
       `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
       `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario; ` +
-      "targets are issue 19's, per server CPU-second.",
+      'targets per server CPU-second: docs/performance.md, "Targets".',
     '',
     '| scenario | store | result | p50 / p99 ms | ceiling | ratio | per CPU-second | target |',
     '|---|---|---:|---:|---|---:|---:|---|',
