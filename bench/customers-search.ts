@@ -1,6 +1,6 @@
 /**
  * GET /v1/customers?search= with 10,000 customers in one organization, on PostgreSQL.
- * Target (issue 4): under 50 ms. Run: npx tsx bench/customers-search.ts
+ * Target: under 50 ms. Run: npx tsx bench/customers-search.ts
  * Needs DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test). Requests go through
  * Fastify's inject, signed like a partner's, so the figures include the whole auth pipeline.
  */

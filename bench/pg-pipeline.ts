@@ -1,6 +1,6 @@
 /**
  * node-postgres's pipelining (pg 8.23, `pipeline: true`) against the pool, for autocommit inserts
- * like the signed create's one statement (docs/performance.md, "A sixth machine"): 20,000 inserts
+ * like the signed create's one statement (docs/performance.md, "Tried and dropped"): 20,000 inserts
  * of one row from 50 concurrent workers into a scratch table, through a pool of 10, one pipelined
  * client, and four pipelined clients taken in turn; inserts a second and this process's CPU per
  * insert, two rounds. Needs DATABASE_URL.

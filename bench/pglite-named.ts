@@ -3,7 +3,8 @@
  * Execute: every statement parsed and planned anew) against `NamingPGlite` (db/pglite.ts: prepared
  * once per session, then Bind, Describe, Execute, Sync in one call). A primary-key select of a
  * customer-shaped row, sequential calls in memory, so the process's CPU per call is PGlite's work
- * plus the JavaScript around it. Run: npx tsx bench/pglite-named.ts. docs/performance.md.
+ * plus the JavaScript around it. Run: npx tsx bench/pglite-named.ts. docs/performance.md, "The
+ * embedded store".
  */
 import { PGlite } from '@electric-sql/pglite';
 import { NamingPGlite } from '../packages/server/src/db/pglite.ts';

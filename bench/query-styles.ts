@@ -3,7 +3,8 @@
  * every authenticated request makes): drizzle's builder assembled per call, the same builder
  * `.prepare()`d once, and a `sql` template through db/query.ts. Sequential calls, so the client's
  * CPU per call is what the process spent divided by the calls (PGlite's includes the database's).
- * Run: npx tsx bench/query-styles.ts (add DATABASE_URL for PostgreSQL too). docs/performance.md.
+ * Run: npx tsx bench/query-styles.ts (add DATABASE_URL for PostgreSQL too). docs/performance.md,
+ * "One way to write a query".
  */
 import { createId } from '@partner-api/contract';
 import { eq, sql } from 'drizzle-orm';

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: how close the service runs to its physical ceilings, each ceiling measured in this
- * same run, right next to the scenario it bounds (issue 8). On PostgreSQL (DATABASE_URL, default
+ * same run, right next to the scenario it bounds. On PostgreSQL (DATABASE_URL, default
  * postgres://postgres@127.0.0.1:5432/test) with Redis (REDIS_URL, default redis://127.0.0.1:6379),
  * then on the embedded store (PGlite):
  *   1. signed GET /v1/customers/{id}        vs one core's ed25519 verify rate (crypto.verify loop,
@@ -19,7 +19,7 @@
  *   6. round trips per request (PostgreSQL only, bench/lib/round-trips.ts): a second server behind
  *      counting relays; what each request sends to PostgreSQL and to Redis
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
- * Each row is judged against issue 19's targets (TARGETS below); the embedded store's scenarios 1–3
+ * Each row is judged against its target (TARGETS below); the embedded store's scenarios 1–3
  * against half of PostgreSQL's figures per CPU-second in the same run.
  *
  * Load: autocannon in this process, 50 connections. Signed requests are signed before the run and
@@ -91,7 +91,7 @@ const KEEP_LOG = Boolean(flag('keep-log'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
 
-/** Issue 19's targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
+/** The targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
 export const TARGETS = {
   signedGetVsVerify: 0.4,
   webhookKeyVsFastify: 0.6,
@@ -158,8 +158,8 @@ const WARM_SECONDS = 2;
 /**
  * A short pilot finds the rate; a warm-up of about WARM_SECONDS follows, as scenario 2 has, so that
  * V8 has compiled the request path before the measured run (the pilot alone, 1,000 requests, left
- * a sixth of the run's CPU to compiling: docs/performance.md, "A warm-up as long as the key
- * route's"); then a pool lasting about SECONDS, each request sent once.
+ * a sixth of the run's CPU to compiling: docs/performance.md, "npm run
+ * bench"); then a pool lasting about SECONDS, each request sent once.
  */
 async function signedScenario(server: Child, expectStatus: number, make: (i: number) => PreparedRequest) {
   const load = { url: server.baseUrl, pid: server.pid, connections: CONNECTIONS, expectStatus };
@@ -384,7 +384,7 @@ export function markdown(report: Report): string {
     `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
       `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
       `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario; ` +
-      "targets are issue 19's, per server CPU-second.",
+      'targets per server CPU-second: docs/performance.md, "Targets".',
     '',
     '| scenario | store | result | p50 / p99 ms | ceiling | ratio | per CPU-second | target |',
     '|---|---|---:|---:|---|---:|---:|---|',

@@ -1,5 +1,5 @@
 /**
- * Soak (issue 9): mixed partner traffic against a started `partner-api serve` on PostgreSQL, then a
+ * Soak: mixed partner traffic against a started `partner-api serve` on PostgreSQL, then a
  * reconciliation of everything it acknowledged against the database.
  *
  *   SOAK_SECONDS=600 npm run soak        (defaults: 600 s, SOAK_CONCURRENCY=20)

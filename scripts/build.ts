@@ -3,7 +3,7 @@
  *
  * - server: the operator CLI `partner-api` (which serves), with the server, contract and SDK inside,
  *   as plain JavaScript in packages/cli/dist/. Production runs it on node alone: no TypeScript loader
- *   held in every server's memory (about 80 MB per process, docs/performance.md). Third-party packages
+ *   held in every server's memory (about 80 MB per process). Third-party packages
  *   stay in node_modules (PGlite's wasm, pg, Fastify...). About a second; `npm start` runs it first.
  * - sdk: packages/sdk/dist, the package partners install: ESM, CommonJS and .d.ts (tsup), with the
  *   contract bundled in and zod / structured-headers left as the package's dependencies.

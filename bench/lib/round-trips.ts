@@ -1,5 +1,5 @@
 /**
- * Round trips per request, counted on the wire (issue 19). A second `partner-api serve` reaches
+ * Round trips per request, counted on the wire. A second `partner-api serve` reaches
  * PostgreSQL and Redis through the fault tests' TCP relay (packages/server/test/support/faults.ts),
  * which counts what the server sends: on PostgreSQL each Sync or Query message begins one exchange;
  * on Redis each write of the client is one round trip (the rate limiter corks the commands of a loop

@@ -55,7 +55,7 @@ export type ServerTimes = { requests: number; p50Ms: number; p99Ms: number; maxM
 /**
  * The `responseTime` of every access line of a USSD request (an open or a move) that ended between
  * `from` and `to` (epoch ms): what the server itself spent on each, without the load generator, the
- * kernel's queues and the network (docs/performance.md, "The USSD paced tail on this machine").
+ * kernel's queues and the network (docs/performance.md, "The USSD tail is the disk's").
  * Lines that are not JSON (a warning on stderr) are skipped.
  */
 export function ussdServerTimes(logFile: string, from: number, to: number): ServerTimes {

@@ -1,5 +1,5 @@
 /**
- * Scenario 5, webhook delivery (issue 18): one `partner-api serve` with WEBHOOKS_PREVIEW on, on a
+ * Scenario 5, webhook delivery (docs/webhooks.md): one `partner-api serve` with WEBHOOKS_PREVIEW on, on a
  * PostgreSQL database of its own (its worker claims every pending delivery of its database, and
  * the shared test database may hold other runs' deliveries to hosts nobody should call), delivering
  * to an HTTPS receiver in this process (a certificate made by openssl, trusted through

@@ -234,7 +234,7 @@ function parseDict(value: string | string[] | undefined): sf.Dictionary | undefi
 // between items: anything else goes to structured-headers. A value in this form parses to what
 // structured-headers gives and is its own serialization (test/signature.test.ts checks both), so
 // the signed request skips the general parser and the re-serialization of `@signature-params`
-// (docs/performance.md, "Signature headers read in their canonical form").
+// (docs/performance.md, "The signed GET").
 const KEY = '[a-z*][a-z0-9_.*-]*';
 const SF_STRING = '"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"';
 const SF_INTEGER = '(?:0|-?[1-9][0-9]{0,14})';

@@ -21,7 +21,7 @@ function countingFetch() {
 
 /**
  * GET /webhooks/key needs no credentials: a client with a throwaway identity is enough, and
- * nothing is shared with another client in the process (issue 14: no module-level state in the SDK).
+ * nothing is shared with another client in the process (the SDK keeps no module-level state).
  */
 describe('the webhook key cache and its fetches belong to one client', () => {
   let server: ServerProcess;

@@ -90,7 +90,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         await authenticated.register(customerRoutes, deps);
         await authenticated.register(paymentRoutes, deps);
         await authenticated.register(ussdRoutes, deps);
-        // Outbound webhooks (issue 18): while the preview is off these paths stay unmatched routes.
+        // Outbound webhooks (docs/webhooks.md): while the preview is off these paths stay unmatched routes.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookRoutes, deps);
         // Preview only (docs/webhooks.md): the live event stream `partner listen` reads.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookStreamRoute, deps);
@@ -134,8 +134,8 @@ function loggedPath(request: FastifyRequest, { url: route, config }: RouteOption
  */
 function installRequestMetrics(app: FastifyInstance, ctx: AppContext): void {
   const access = accessLineWriter(app.log);
-  // Callback style: no promise and no microtask per request (docs/performance.md, "Hooks that await
-  // nothing").
+  // Callback style: no promise and no microtask per request (docs/performance.md, "The key
+  // route against bare Fastify").
   app.addHook('onResponse', (request, reply, done) => {
     // Fastify builds `routeOptions` afresh on each read: read once.
     const options = request.routeOptions;

@@ -38,9 +38,8 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * error ends at its own Sync and fails that statement alone, as it would alone. They run in the
  * order they were asked for. One call into the engine for the turn's statements, instead of one
  * each with its two mutexes and promise chain, and the engine's work kept together instead of
- * interleaved with the requests' JavaScript (docs/performance.md, "The embedded store's
- * statements of a turn in one call"). Statements asked by turn-end work (db/turn.ts) run in the
- * same check phase, not the next.
+ * interleaved with the requests' JavaScript (docs/performance.md, "The embedded store"). Statements
+ * asked by turn-end work (db/turn.ts) run in the same check phase, not the next.
  */
 export class NamingPGlite extends PGlite {
   /** The parameter types of each statement prepared in this session, by name. */
@@ -50,9 +49,10 @@ export class NamingPGlite extends PGlite {
   /**
    * A query's own parsers (drizzle passes nine with every query) over the session's. PGlite merges
    * them per query by spreading both maps: 318 entries, ~65 µs, as much as a whole named select
-   * (docs/performance.md). Here the query's parsers sit on an object whose prototype is the
-   * session's map, so what PGlite adds to its map later (array types) is still seen. Built per
-   * query: drizzle makes a new options object for every query, so there is nothing to keep.
+   * (docs/performance.md, "The embedded store"). Here the query's parsers sit on an object whose
+   * prototype is the session's map, so what PGlite adds to its map later (array types) is still
+   * seen. Built per query: drizzle makes a new options object for every query, so there is nothing
+   * to keep.
    */
   #parsingFor(options: QueryOptions | undefined) {
     if (!options?.parsers) return { parsers: this.parsers, options };

@@ -66,7 +66,7 @@ function withName(config: unknown, values: unknown): unknown {
  * A node-postgres pool whose connections send repeated statements as named prepared statements and
  * whose connects and queries report to `guard`. Done by subclassing (pg's documented `Client` option
  * of the pool, and `Pool.connect`), never by replacing methods on pg's objects. Still a `pg.Pool`, as
- * drizzle's transactions require. Why naming pays: docs/performance.md ("named prepared statements").
+ * drizzle's transactions require. Why naming pays: docs/performance.md ("One way to write a query").
  */
 export function createPool(config: pg.PoolConfig, guard: PoolGuard): pg.Pool {
   class NamingClient extends pg.Client {

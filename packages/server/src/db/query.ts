@@ -46,8 +46,8 @@ export function dateOf(text: string | null): Date | null {
  * `column` is due at the JavaScript clock reading `now` (an ISO string, milliseconds). A reading of
  * X ms stands for an instant in [X, X + 1 ms), while PostgreSQL writes `default now()` in
  * microseconds: a row queued at X + 0.6 ms, committed, and then nudged into a pass that read X, is
- * due. Compared with `<=` X it waited for the next poll instead (docs/performance.md, "The
- * millisecond a nudge lost"). Values written from the same clock (whole milliseconds) compare as
+ * due. Compared with `<=` X it waited for the next poll instead (docs/performance.md, "Webhook
+ * delivery"). Values written from the same clock (whole milliseconds) compare as
  * with `<=`; the bound stays a constant, so the queue's index on `next_attempt_at` still serves it.
  */
 export function dueAt(column: SQL, now: string): SQL {
@@ -75,8 +75,8 @@ export function assignments<Patch extends object>(
  * fails every read of its turn, as each would have failed alone.
  *
  * Exact as a read of its own: the statement is sent after every read it answers was asked, so it
- * sees everything committed before any of them asked (docs/performance.md, "Reads coalesced per
- * turn"). Under load, one statement and one round trip serve a turn's requests instead of one each.
+ * sees everything committed before any of them asked (docs/performance.md, "The signed
+ * GET"). Under load, one statement and one round trip serve a turn's requests instead of one each.
  */
 export function coalescedReader<Key, Row>(
   q: Queryable,

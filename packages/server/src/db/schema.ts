@@ -278,7 +278,7 @@ export const providerExchanges = pgTable(
 );
 
 /**
- * Outbound webhooks (issue 18, docs/webhooks.md), behind WEBHOOKS_PREVIEW. One webhook per
+ * Outbound webhooks (docs/webhooks.md), behind WEBHOOKS_PREVIEW. One webhook per
  * organization: the spec's paths carry no id.
  */
 export const webhooks = pgTable(

@@ -6,7 +6,7 @@
  * turn ends (db/pglite.ts). A statement that turn-end work itself asks for (the coalesced read of
  * db/query.ts) would then wait a whole loop iteration for the next check phase, and the requests
  * read in between would come in smaller turns: a signed GET on the embedded store cost ~16% more CPU
- * that way (docs/performance.md, "The embedded store's statements of a turn in one call"). While
+ * that way (docs/performance.md, "The embedded store"). While
  * `turnEnding()` is true such a statement runs as soon as the microtasks already queued have run.
  */
 let ending = 0;

@@ -101,12 +101,12 @@ export function createLogger(
  * written together in its check phase (`setImmediate`), synchronously, through pino's own sonic-boom
  * in its synchronous mode (which retries a full pipe and drops writes to a closed one, as pino's
  * default does). pino's default writes each line at once, one write(2) a line: ~8% of a signed
- * GET's CPU on one VM. Writing asynchronously instead, as this did until issue 19's eleventh session,
+ * GET's CPU on one VM. Writing asynchronously instead, as this once did,
  * hands every write to libuv's thread pool, and the hand-off (a worker woken, its completion posted
- * back to the loop) cost ~10% of GET /v1/webhooks/key's CPU (docs/performance.md, "One write a turn,
- * on the loop"). A synchronous write is what pino's default and Node's own `process.stdout` (files
- * and pipes, on Linux) do: a log reader that stops reading holds the server up, rather than the
- * lines piling up in its memory (docs/decisions.md, "Logs written on the loop").
+ * back to the loop) cost ~10% of GET /v1/webhooks/key's CPU (docs/performance.md, "The key
+ * route against bare Fastify"). A synchronous write is what pino's default and Node's own
+ * `process.stdout` (files and pipes, on Linux) do: a log reader that stops reading holds the server
+ * up, rather than the lines piling up in its memory (docs/decisions.md, "Logs written on the loop").
  */
 function stdoutLines(): pino.DestinationStream {
   const boom = pino.destination({ dest: 1, sync: true });
@@ -156,8 +156,8 @@ type PinoInternals = Record<symbol, unknown>;
  * Writes the access line: the line pino's `info(line, 'request completed')` writes, built in one
  * template. pino's general path cost ~17,800 instructions a line on GET /v1/webhooks/key, a seventh
  * of the route: a loop over the fields that escapes each key and value a character at a time, and
- * its checks of serializers and stringifiers (docs/performance.md, "The access line in one
- * template"). The level's prefix, the time, the bindings (pid, hostname) and the end of the line are
+ * its checks of serializers and stringifiers (docs/performance.md, "The key route against bare
+ * Fastify"). The level's prefix, the time, the bindings (pid, hostname) and the end of the line are
  * pino's own, read through its public `symbols`, and the line goes to the logger's own stream. A
  * logger configured beyond that (a mixin, a log formatter, a stream hook, a stream that wants
  * metadata, another message key, nested fields, or no pino at all) gets pino's own line.

@@ -8,7 +8,8 @@ export const TRUST_MEMO_SIZE = 4096;
  * as proxy-addr's own compiled test (Fastify's, same package), with each address's answer kept.
  * Fastify does not cache `request.ip`: every read runs proxy-addr, which parses the peer and each
  * X-Forwarded-For hop with ipaddr.js before testing it against the list, ~1.9 µs a read on the bench
- * machine, ~3% of a GET /v1/webhooks/key (docs/performance.md, "Three per-request costs").
+ * machine, ~3% of a GET /v1/webhooks/key (docs/performance.md, "The key route against bare
+ * Fastify").
  * The answer for an address never changes while the process runs, so a remembered one is exact.
  */
 export function trustProxyOption(setting: boolean | string[]): boolean | ((address: string) => boolean) {

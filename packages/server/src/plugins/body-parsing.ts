@@ -47,8 +47,8 @@ export function installBodyParsers(app: FastifyInstance): void {
   // would be its 415, which the error edge turns into a 500. Express leaves such a body unparsed, like
   // any type that is not application/json: so it goes to the catch-all parser above, and the header is
   // put back before authentication (the signature base may cover it).
-  // Both run on every request, a GET too: callback style, no promise (docs/performance.md, "Hooks
-  // that await nothing").
+  // Both run on every request, a GET too: callback style, no promise (docs/performance.md, "The
+  // key route against bare Fastify").
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const type = request.headers['content-type'];
     if (type !== undefined && !(typeof type === 'string' && JSON_MEDIA_TYPE.test(type))) {

@@ -178,7 +178,7 @@ export function respondInStatements(
 /**
  * As `respondInStatements`, for a route guarded by `requireIdempotencyKeyOnly` whose work begins with
  * a one-row read: the key's claim rides on that read (`claimWithRead`), one round trip fewer
- * (docs/performance.md, "The claim in the first read"). The work reads with `read` before anything
+ * (docs/performance.md, "Fewer statements, one connection"). The work reads with `read` before anything
  * else; its later reads and writes use `db`. A key that already has a record is decided by
  * `claimKey` on the same connection: a replay, a 422 or a 409 is answered and the work goes no
  * further; an expired record or a crashed request's lock is taken over and the read runs alone. The

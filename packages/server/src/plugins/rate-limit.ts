@@ -75,13 +75,17 @@ function createLimiter(name: string, spec: LimitSpec, message: string, options: 
 }
 
 type Decision = { res: RateLimiterRes; limited: boolean };
-/** Callback style on the hot path: no promise and no microtask per layer (docs/performance.md). */
+/**
+ * Callback style on the hot path: no promise and no microtask per layer (docs/performance.md, "The
+ * key route against bare Fastify").
+ */
 type Decided = (error: unknown, decision?: Decision) => void;
 
 /**
  * The RateLimit-* headers of one decision; the policy and the limit are the limiter's own. Named in
  * lower case, as they go on the wire: Fastify lower-cases every name it is given, and a name that
- * is already lower case costs no new string on each request (docs/performance.md, "Header names").
+ * is already lower case costs no new string on each request (docs/performance.md, "The key route
+ * against bare Fastify").
  */
 function headersFor(limiter: Limiter, res: RateLimiterRes): Record<string, string> {
   return {
@@ -113,7 +117,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
    * phase): each address's requests on a limiter become one command that consumes as many points as
    * there are requests, and the signed requests among them share one reading of the caller-cache
    * epoch. All of them leave in one write on the corked socket, and Redis answers them in one read
-   * (docs/performance.md, "One command per address and turn"). The outcome of each request is the
+   * (docs/performance.md, "The key route against bare Fastify"). The outcome of each request is the
    * one it would have had alone: Redis adds the k points at once, so the requests hold the counts
    * N-k+1 ... N in arrival order, and a request is refused exactly when its count is over the limit.
    * The shared epoch is read after every request that uses it had arrived, which is what the caller

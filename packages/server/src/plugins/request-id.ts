@@ -12,7 +12,8 @@ export function generateRequestId(request: IncomingMessage): string {
 
 export function installRequestId(app: FastifyInstance): void {
   // Callback style, like every hook that awaits nothing: an async hook costs a promise and a
-  // microtask per request (docs/performance.md, "Hooks that await nothing").
+  // microtask per request (docs/performance.md, "The key route against bare
+  // Fastify").
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

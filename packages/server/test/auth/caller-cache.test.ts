@@ -19,7 +19,7 @@ const caller = (): Caller => ({
   revoked: false,
 });
 
-describe('the caller cache: when an entry may be used (issue 19)', () => {
+describe('the caller cache: when an entry may be used', () => {
   it('PostgreSQL without Redis: no cache at all (nothing shared to learn an epoch from)', () => {
     const cache = new CallerCache(undefined, 'postgres');
     expect(cache.mode).toBe('off');

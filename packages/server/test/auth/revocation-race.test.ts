@@ -20,7 +20,7 @@ async function callerLookups(server: ServerProcess): Promise<{ memory: number; d
 }
 
 /**
- * Issue 19: B serves the caller from memory, and a change made through A is still exact on B. A
+ * B serves the caller from memory, and a change made through A is still exact on B. A
  * burst runs on B without pause while A revokes (or deactivates); every request B receives after
  * A's answer was received here must be refused.
  */

@@ -1,5 +1,5 @@
 /**
- * Attack tests (issue 9): replayed and lifted signatures, crossed tokens and client ids, other
+ * Attack tests (docs/reliability.md): replayed and lifted signatures, crossed tokens and client ids, other
  * organizations' ids in every path and body, SQL and LIKE metacharacters, X-Forwarded-For spoofing,
  * constant-time secret comparisons, and the admin API out of the public listener's reach.
  */

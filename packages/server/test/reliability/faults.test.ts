@@ -1,5 +1,5 @@
 /**
- * Fault tests (issue 9). PostgreSQL and Redis are reached through a TCP relay (support/faults.ts)
+ * Fault tests. PostgreSQL and Redis are reached through a TCP relay (support/faults.ts)
  * that is cut and restored; the machine's real servers are never stopped (other suites share them).
  */
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Property-based tests (issue 9): every endpoint under random and malformed input. For each answer:
+ * Property-based tests: every endpoint under random and malformed input. For each answer:
  * a status the spec allows for that endpoint (oracle.ts, ALLOWED), one of the three error shapes with
  * the status's label, no 500 but the body-parsing rules' bare one, no stack or SQL, a sane request
  * id, and nothing written by a refused request (a digest of the organization's rows before and after).

@@ -1,5 +1,5 @@
 /**
- * The soak's shortened form (issue 9): bench/soak.ts for SOAK_SECONDS (default 20 here) against a
+ * The soak's shortened form: bench/soak.ts for SOAK_SECONDS (default 20 here) against a
  * started server on PostgreSQL. The full run is `npm run soak` (600 s); see docs/reliability.md.
  */
 import { describe, expect, it } from 'vitest';

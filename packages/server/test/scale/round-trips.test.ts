@@ -1,5 +1,5 @@
 /**
- * Round trips per request, counted on the wire (issue 19): the app reaches PostgreSQL and Redis
+ * Round trips per request, counted on the wire: the app reaches PostgreSQL and Redis
  * through relays (support/faults.ts) that count what the clients send. PostgreSQL: one exchange per
  * Sync or Query message. Redis: one write of the client per round trip (the rate limiter corks a
  * loop turn's commands into one write). The caller is loaded once, then served from memory.

@@ -15,7 +15,7 @@ if (!enabled)
   );
 
 /**
- * Two `partner-api serve` processes on one PostgreSQL and one Redis (issue 8): a partner may land on
+ * Two `partner-api serve` processes on one PostgreSQL and one Redis (docs/scaling.md): a partner may land on
  * either for any request and sees one service. (Shared rate-limit budgets: foundation/shared-budget-processes.)
  */
 describe.skipIf(!enabled)('two partner-api processes on one PostgreSQL and one Redis', () => {

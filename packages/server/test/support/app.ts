@@ -70,7 +70,7 @@ export async function buildTestApp(
     ctx,
     logLines ? { logDestination: { write: (line: string) => void logLines.push(line) } } : { logger: false },
   );
-  // Every response of a documented operation is checked against the OpenAPI document (issue 7).
+  // Every response of a documented operation is checked against the OpenAPI document.
   const contract = installContractCheck(app);
   const admin = await buildAdminApp(ctx, { logger: false });
   await app.ready();

@@ -23,7 +23,7 @@ const HOME = { key: '0', label: 'Home', nextState: 'HOME' };
  * screen on both stores), never the ERROR screen, and no error line is logged. On PostgreSQL the
  * winner is held inside its transaction until the loser waits for the row it holds (the guarded
  * update of the holding, the lock on the order), so that the loser's data was read before the
- * winner's commit: before issue 43 that loser answered "Something went wrong." and logged at level
+ * winner's commit: that loser once answered "Something went wrong." and logged at level
  * 50. The embedded store runs one transaction at a time: its loser reads after the winner commits.
  */
 describe.each(STORES)('concurrent sells and cancels on %s: the loser gets a clean refusal', (store) => {

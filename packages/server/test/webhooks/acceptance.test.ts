@@ -8,7 +8,7 @@ import { ensureCatalog, FIXTURES, refOf, ussdClient, waitFor } from '../ussd/sup
 import { type DeliveryApp, type PublishedKey, startDeliveryApp, verifyBoth } from './delivery-support.ts';
 
 /**
- * Issue 18's acceptance, end to end: every event type, caused by the API call a partner makes (not
+ * The webhooks' acceptance, end to end: every event type, caused by the API call a partner makes (not
  * emitted by hand), reaches a real HTTPS receiver through the delivery worker, and each delivery
  * verifies three ways: the SDK's `webhooks.verify` (fetching the published key), the contract's
  * recipe, and the independent `http-message-signatures` library.

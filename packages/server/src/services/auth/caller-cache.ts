@@ -8,7 +8,7 @@ import type { Caller } from './load-caller.ts';
 
 /**
  * The caller (credential, organization state, signing key, token revocation) served from memory,
- * with revocation and deactivation exact across instances (issue 19, docs/performance.md).
+ * with revocation and deactivation exact across instances (docs/performance.md, "The signed GET").
  *
  * Every write that can change what `loadCaller` answers (a revoke, an organization or credential
  * patch, a signing key) runs through `invalidateCallers`, which moves an epoch before the write and

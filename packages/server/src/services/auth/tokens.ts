@@ -28,7 +28,7 @@ const MAX_KEPT_TOKENS = 1000;
  * the token: that hash (an OpenSSL digest looked up by name, the header decoded to choose it) was
  * ~1.2% of a signed GET's CPU, and fast-jwt's cheaper key (the token) warns at every start.
  * Holding tokens in memory gives a heap's reader nothing the signing secret beside them would not
- * (docs/performance.md, "Tokens kept by the token"). An entry is used only before the token's `exp`;
+ * (docs/performance.md, "The signed GET"). An entry is used only before the token's `exp`;
  * the oldest goes first when the map is full; failures are not kept. Revocation is not the
  * token's business: the caller check by `jti` follows on every request (plugins/auth.ts).
  */

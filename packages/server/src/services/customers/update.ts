@@ -37,12 +37,12 @@ type Patch = {
  * customer. A change writes CUSTOMER.UPDATED (data: the customer as GET answers it) with the row and
  * the stored answer.
  *
- * Round trips (docs/performance.md, "Fewer statements, one connection", "The claim in the first
- * read"): the customer is read with its version (`xmin`), unlocked, in the statement that claims the
- * request's key (`read`); the patched customer, its event and the answer are computed from it;
- * then one autocommit statement writes the row, the event and the stored answer, only if the row is
- * still that version. When another write got there first, the patch runs again in a transaction on
- * the row as it is then (`patchLocked`).
+ * Round trips (docs/performance.md, "Fewer statements, one connection"): the customer is read with
+ * its version (`xmin`), unlocked, in the statement that claims the request's key (`read`); the
+ * patched customer, its event and the answer are computed from it; then one autocommit statement
+ * writes the row, the event and the stored answer, only if the row is still that version. When
+ * another write got there first, the patch runs again in a transaction on the row as it is then
+ * (`patchLocked`).
  */
 export async function updateCustomer(patch: Patch): Promise<HandlerResult | undefined> {
   const { db, organizationId, id, input, events, answer, store, read } = patch;

@@ -6,7 +6,7 @@ import {
 import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
 import { mapTransactionStatus } from '../../../src/services/payments/providers/airtel/result-codes.ts';
 
-/** The documented callback, verbatim (research note §3.5). */
+/** The documented callback, verbatim. */
 const DOC_SAMPLE = `{
   "transaction": {
     "id": "BBZMiscxy",

@@ -17,7 +17,7 @@ const spki = pair.publicKey.export({ type: 'spki', format: 'der' }).toString('ba
 const PADDINGS: RsaPadding[] = ['pkcs1', 'oaep-sha1', 'oaep-sha256'];
 
 describe('Airtel message signing', () => {
-  it('x-signature matches the research note vector (121-platform message_signing.ts)', () => {
+  it('x-signature matches the published vector (121-platform message_signing.ts)', () => {
     const payload =
       '{"reference":"1234","subscriber":{"country":"UG","currency":"UGX","msisdn":"752604392"},"transaction":{"amount":"100","country":"UG","currency":"UGX","id":"test_id "}}';
     const key = Buffer.from('PSw37xtnShLl7zgWn4dLSnf1J5GRhRsOD4OfvJOuLIM=', 'base64');

@@ -7,7 +7,7 @@ import {
 } from '../../../src/services/payments/providers/mpesa/callbacks.ts';
 import { mapResultCode } from '../../../src/services/payments/providers/mpesa/result-codes.ts';
 
-// The research note's samples (Daraja's documentation), verbatim.
+// Daraja's documented samples, verbatim.
 const stkSuccess = {
   Body: {
     stkCallback: {

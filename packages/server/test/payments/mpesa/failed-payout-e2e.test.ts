@@ -40,7 +40,7 @@ type Exchange = {
 };
 
 /**
- * Issue 43, item 9, in production on PostgreSQL with the Daraja fake over HTTP. A sell's B2C payout
+ * In production on PostgreSQL with the Daraja fake over HTTP. A sell's B2C payout
  * fails: a failure Result (code 1, 2, 2001 or SFC_IC0003), then Transaction Status answering
  * ResultCode 0 with TransactionStatus "Failed". The payout is FAILED as the partner sees it (payment
  * status, TRANSACTION.UPDATED), and what the customer is owed is in the operator's queue (admin API

@@ -14,7 +14,7 @@ import {
 } from '../../../src/services/payments/providers/mtn/settings.ts';
 import type { ExchangeRecord } from '../../../src/services/payments/providers/outcome.ts';
 
-/** The research note's samples (MTN JS SDK status readme, MTN's failure-reasons post). */
+/** Published samples (MTN JS SDK status readme, MTN's failure-reasons post). */
 const SUCCESS = {
   financialTransactionId: '1232581108',
   externalId: '6353636',

@@ -63,7 +63,7 @@ export function aesSignature(payload: string, key: Buffer, iv: Buffer): string {
 /**
  * Message signing (v2 payments, v3 disbursements): a fresh AES key and iv per request; the body
  * encrypted with them is `x-signature`, and `"<base64 key>:<base64 iv>"` RSA-encrypted with
- * Airtel's key is `x-key`. `aes` is for tests (the research note's vector); omit it in use.
+ * Airtel's key is `x-key`. `aes` is for tests (121-platform's `message_signing.ts` vector); omit it in use.
  */
 export function signMessage(
   payload: string,
