@@ -7,7 +7,6 @@ import { createAuthenticator } from './plugins/auth.ts';
 import { baseFastifyOptions, type LogOptions } from './plugins/base-options.ts';
 import { installBodyParsers } from './plugins/body-parsing.ts';
 import { installErrorHandling } from './plugins/errors.ts';
-import { createIdempotencyGuard } from './plugins/idempotency.ts';
 import { installRateLimits } from './plugins/rate-limit.ts';
 import { installRequestId } from './plugins/request-id.ts';
 import { installUnusedConnectionClose } from './plugins/unused-connections.ts';
@@ -66,7 +65,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const routeCatalog = collectRoutes(app);
   await app.register(healthRoutes, { ctx });
   const codec = createTokenCodec(ctx.secrets.jwtSecret);
-  const deps = { ctx, codec, idempotency: createIdempotencyGuard(ctx) };
+  const deps = { ctx, codec };
   await app.register(
     async (v1) => {
       // Unauthenticated: the token exchange, the webhook public key, the provider's signed callback.

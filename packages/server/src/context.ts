@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
+import type { Metrics } from './lib/metrics.ts';
 import type { Secrets } from './lib/secrets.ts';
-import type { Metrics } from './plugins/metrics.ts';
 import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';

@@ -3,8 +3,8 @@ import { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase } from './db/client.ts';
+import { createMetrics } from './lib/metrics.ts';
 import { loadSecrets } from './lib/secrets.ts';
-import { createMetrics } from './plugins/metrics.ts';
 import { createAdapterRegistry } from './services/payments/registry.ts';
 import { createOutbox, NO_EVENTS } from './services/webhooks/outbox.ts';
 

@@ -12,10 +12,10 @@ import type { FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError, unauthorized } from '../lib/errors.ts';
 import { buildAllowlist, isAllowed } from '../lib/ip-allowlist.ts';
+import type { RejectionReason } from '../lib/metrics.ts';
 import { callerCacheOf } from '../services/auth/caller-cache.ts';
 import { type Caller, loadCaller, touchCredential } from '../services/auth/load-caller.ts';
 import type { TokenClaims, TokenCodec } from '../services/auth/tokens.ts';
-import type { RejectionReason } from './metrics.ts';
 
 export type AuthContext = {
   organizationId: string;

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import type { Queryable, Tx } from '../db/client.ts';
 import { one, type Read, run } from '../db/query.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
+import type { HandlerResult, StoreAnswer } from '../services/idempotency/answer.ts';
 import {
   type Claim,
   type ClaimOutcome,
@@ -21,7 +22,7 @@ import type { EmittedEvent } from '../services/webhooks/outbox.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: Claim;
-    /** Checked but not yet claimed (`requireIdempotencyKeyOnly`, then `respondCreated`). */
+    /** Checked by `requireIdempotencyKey`; claimed by `respondIdempotently`. */
     idempotencyKey?: Claim;
   }
 }
@@ -105,49 +106,53 @@ function answerOutcome(
   }
 }
 
-/** preHandler of every mutating route that requires X-Idempotency-Key (after auth and validation). */
-export function createIdempotencyGuard(ctx: AppContext): preHandlerHookHandler {
-  return async function requireIdempotencyKey(request, reply) {
-    return claimOrAnswer(ctx, request, reply, keyOf(request));
-  };
-}
-
 /**
- * The guard of a route that answers with `respondCreated` or `respondClaimingWithRead`: it checks the
- * key but claims nothing, so that the claim can ride on the work's first statement.
+ * preHandler of every mutating route (after auth and validation): the spec's 400 for a missing or
+ * malformed X-Idempotency-Key. It claims nothing: `respondIdempotently` claims, so that the claim can
+ * ride on the work's first statement.
  */
-export const requireIdempotencyKeyOnly: preHandlerHookHandler = async (request) => {
+export const requireIdempotencyKey: preHandlerHookHandler = async (request) => {
   request.idempotencyKey = keyOf(request);
 };
 
-export type HandlerResult = { status: number; body: unknown };
+/** A create whose id and timestamps the server chose: its answer is known before it runs. */
+type Created = { status: number; body: unknown; insertFrom: (source: SQL) => SQL; event?: EmittedEvent };
 
 /**
- * The statement that stores `result` as the request's idempotent answer, for the work to run as a
- * CTE of its last write (one round trip fewer than a statement of its own); undefined when the
- * request claimed no key. `onlyIf` makes the store conditional on the write's other CTEs. The work
- * must then return that same `result`: any other result is stored by a statement of its own after
- * the work, as when `store` is never called.
+ * How a mutation runs inside its key's claim, cheapest first:
+ * - `created`: the key's record, the row and its webhook event in one autocommit statement;
+ * - `firstRead`: work that begins with a one-row read, on which the claim rides; its later reads and
+ *   writes use `db`, and it may store its answer as a CTE of its last write (`store`);
+ * - `transaction`: any other work, in one transaction with the key's record.
  */
-export type StoreAnswer = (result: HandlerResult, onlyIf?: SQL) => SQL | undefined;
+export type IdempotentWork =
+  | { created: Created }
+  | { firstRead: (db: Queryable, store: StoreAnswer, read: Read) => Promise<HandlerResult> }
+  | { transaction: (tx: Tx, store: StoreAnswer) => Promise<HandlerResult> };
+
+/**
+ * The one way a mutating route answers under X-Idempotency-Key. The same semantics whichever the
+ * work: a replay of the same bytes answers the stored response (`Idempotent-Replayed: true`), another
+ * payload is a 422, a key in flight a 409, a crashed request's expired lock is taken over; a 4xx the
+ * work throws is stored (its writes rolled back or never made) and a 5xx frees the key.
+ */
+export async function respondIdempotently(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: IdempotentWork,
+): Promise<FastifyReply> {
+  if ('created' in work) return respondCreated(ctx, request, reply, work.created);
+  if ('firstRead' in work) return respondClaimingWithRead(ctx, request, reply, work.firstRead);
+  await claimOrAnswer(ctx, request, reply, request.idempotencyKey!);
+  if (reply.sent) return reply;
+  return respond(ctx, request, reply, work.transaction, inTransaction(ctx));
+}
 
 type Work<D extends Queryable> = (db: D, store: StoreAnswer) => Promise<HandlerResult>;
 
 /**
- * Runs a mutation in one transaction together with its idempotency record. A 4xx from the work is
- * stored (and replayed) with the mutation rolled back; a 5xx frees the key so a retry can succeed.
- */
-export function respondInTransaction(
-  ctx: AppContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  work: Work<Tx>,
-): Promise<FastifyReply> {
-  return respond(ctx, request, reply, work, inTransaction(ctx));
-}
-
-/**
- * As `respondInTransaction`, without a transaction around the work: two round trips fewer (`BEGIN`,
+ * As a `transaction` work, without a transaction around the work: two round trips fewer (`BEGIN`,
  * `COMMIT`), for work whose writes are one statement that carries the stored answer (`store`), or
  * that opens a transaction of its own where it needs one (a USSD move). Its 4xx answers must come
  * before its first write, since nothing rolls that write back. The work runs on one connection
@@ -155,7 +160,7 @@ export function respondInTransaction(
  * write while holding what it read (docs/performance.md, "Fewer statements, one connection").
  * `outsideTransaction` tells whether no transaction block is open on that connection now.
  */
-export function respondInStatements(
+function respondInStatements(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -176,7 +181,7 @@ export function respondInStatements(
 }
 
 /**
- * As `respondInStatements`, for a route guarded by `requireIdempotencyKeyOnly` whose work begins with
+ * As `respondInStatements`, for a route whose work begins with
  * a one-row read: the key's claim rides on that read (`claimWithRead`), one round trip fewer
  * (docs/performance.md, "Fewer statements, one connection"). The work reads with `read` before anything
  * else; its later reads and writes use `db`. A key that already has a record is decided by
@@ -185,7 +190,7 @@ export function respondInStatements(
  * same semantics as a claim in the guard: what the work answers once claimed is stored (4xx) or the
  * key freed (5xx).
  */
-export async function respondClaimingWithRead(
+async function respondClaimingWithRead(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -261,21 +266,20 @@ async function respond<D extends Queryable>(
 }
 
 /**
- * The answer of a create whose id and timestamps the server chose, known before it runs (a route
- * guarded by `requireIdempotencyKeyOnly`). New key: the key's record with this answer, the row
+ * The answer of a create whose id and timestamps the server chose, known before it runs. New key: the key's record with this answer, the row
  * (`insertFrom`) and its webhook event are one autocommit statement, so the signed create costs one
  * database round trip (docs/performance.md, "A signed create in one statement"). Same semantics as
- * `respondInTransaction`: a duplicate while it runs is a 409; a key that has a record takes the
+ * a `transaction` work: a duplicate while it runs is a 409; a key that has a record takes the
  * ordinary path (replay, 422, 409, or a crashed request's expired lock taken over); a failure
  * stores nothing (5xx). A client gone while the statement waits: PostgreSQL cancels it
  * (`client_connection_check_interval`, db/client.ts) or it commits whole, row and answer, and the
  * retry replays it; either way once.
  */
-export async function respondCreated(
+async function respondCreated(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  created: { status: number; body: unknown; insertFrom: (source: SQL) => SQL; event?: EmittedEvent },
+  created: Created,
 ): Promise<FastifyReply> {
   const payload = JSON.stringify(created.body);
   const answer = { status: created.status, body: payload, headers: {} };

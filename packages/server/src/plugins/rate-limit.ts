@@ -8,8 +8,8 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { AppError } from '../lib/errors.ts';
+import type { Metrics } from '../lib/metrics.ts';
 import type { EpochReading } from '../services/auth/caller-cache.ts';
-import type { Metrics } from './metrics.ts';
 
 export type LimitSpec = { points: number; durationSeconds: number };
 

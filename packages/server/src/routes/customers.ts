@@ -12,11 +12,7 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import {
-  requireIdempotencyKeyOnly,
-  respondClaimingWithRead,
-  respondCreated,
-} from '../plugins/idempotency.ts';
+import { requireIdempotencyKey, respondIdempotently } from '../plugins/idempotency.ts';
 import { newCustomer } from '../services/customers/create.ts';
 import { customerReader } from '../services/customers/get.ts';
 import { listCustomers } from '../services/customers/list.ts';
@@ -37,7 +33,7 @@ export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
 
   app.post<{ Body: CustomerCreate }>(
     '/customers',
-    { schema: { body: customerCreateSchema }, preHandler: requireIdempotencyKeyOnly },
+    { schema: { body: customerCreateSchema }, preHandler: requireIdempotencyKey },
     (request, reply) => {
       const organizationId = organizationOf(request);
       const { customer, insertFrom } = newCustomer(organizationId, request.body);
@@ -46,7 +42,7 @@ export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
       const event = ctx.events.enabled
         ? { organizationId, event: 'CUSTOMER.CREATED' as const, data: customer }
         : undefined;
-      return respondCreated(ctx, request, reply, { status: 201, body, insertFrom, event });
+      return respondIdempotently(ctx, request, reply, { created: { status: 201, body, insertFrom, event } });
     },
   );
 
@@ -66,23 +62,25 @@ export async function customerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
     '/customers/:id',
     {
       schema: { params: customerIdParamsSchema, body: customerUpdateSchema },
-      preHandler: requireIdempotencyKeyOnly,
+      preHandler: requireIdempotencyKey,
     },
     (request, reply) =>
-      respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
-        const result = await updateCustomer({
-          db,
-          organizationId: organizationOf(request),
-          id: request.params.id,
-          input: request.body,
-          events: ctx.events,
-          answer: (data) => ({ status: 200, body: { message: CustomerMessage.updated, data } }),
-          store,
-          read,
-        });
-        // Thrown before anything is written: the 404 is stored with the key and replayed as 404.
-        if (!result) throw customerNotFound();
-        return result;
+      respondIdempotently(ctx, request, reply, {
+        firstRead: async (db, store, read) => {
+          const result = await updateCustomer({
+            db,
+            organizationId: organizationOf(request),
+            id: request.params.id,
+            input: request.body,
+            events: ctx.events,
+            answer: (data) => ({ status: 200, body: { message: CustomerMessage.updated, data } }),
+            store,
+            read,
+          });
+          // Thrown before anything is written: the 404 is stored with the key and replayed as 404.
+          if (!result) throw customerNotFound();
+          return result;
+        },
       }),
   );
 }

@@ -1,9 +1,6 @@
-import type { preHandlerHookHandler } from 'fastify';
 import type { AppContext } from '../context.ts';
 
-/** What every /v1 route plugin receives. */
+/** What every /v1 route plugin receives; mutations answer through plugins/idempotency.ts. */
 export type RouteDeps = {
   ctx: AppContext;
-  /** preHandler for mutating routes that require X-Idempotency-Key. */
-  idempotency: preHandlerHookHandler;
 };

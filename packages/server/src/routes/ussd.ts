@@ -5,7 +5,10 @@ import {
   ussdSessionRequestSchema,
 } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
-import { requireIdempotencyKeyOnly, respondClaimingWithRead } from '../plugins/idempotency.ts';
+import type { Queryable } from '../db/client.ts';
+import type { Read } from '../db/query.ts';
+import { requireIdempotencyKey, respondIdempotently } from '../plugins/idempotency.ts';
+import type { StoreAnswer } from '../services/idempotency/answer.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 import type { UssdState } from '../services/ussd/types.ts';
@@ -17,11 +20,11 @@ export async function ussdRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
 
   app.post(
     '/ussd/session',
-    { schema: { body: ussdSessionRequestSchema }, preHandler: requireIdempotencyKeyOnly },
+    { schema: { body: ussdSessionRequestSchema }, preHandler: requireIdempotencyKey },
     async (request, reply) => {
       const { customerId } = request.body as UssdSessionRequest;
       const organizationId = request.auth!.organizationId;
-      return respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
+      const firstRead = async (db: Queryable, store: StoreAnswer, read: Read) => {
         const result = await createUssdSession({
           ctx,
           db,
@@ -32,18 +35,19 @@ export async function ussdRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
         });
         countMove(result.state);
         return result;
-      });
+      };
+      return respondIdempotently(ctx, request, reply, { firstRead });
     },
   );
 
   app.post(
     '/ussd/process',
-    { schema: { body: ussdProcessRequestSchema }, preHandler: requireIdempotencyKeyOnly },
+    { schema: { body: ussdProcessRequestSchema }, preHandler: requireIdempotencyKey },
     async (request, reply) => {
       const { sessionId, choice } = request.body as UssdProcessRequest;
       const organizationId = request.auth!.organizationId;
       let queuedPayments = false;
-      await respondClaimingWithRead(ctx, request, reply, async (db, store, read) => {
+      const firstRead = async (db: Queryable, store: StoreAnswer, read: Read) => {
         const result = await processUssdChoice({
           ctx,
           db,
@@ -56,7 +60,8 @@ export async function ussdRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
         countMove(result.state);
         queuedPayments = result.payments.length > 0;
         return result;
-      });
+      };
+      await respondIdempotently(ctx, request, reply, { firstRead });
       // Committed with its provider requests: let this instance's worker send them at once. Only
       // then: a pass costs the worker several statements, and most moves queue nothing.
       if (queuedPayments) ctx.paymentWorker?.nudge();

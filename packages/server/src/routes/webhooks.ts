@@ -12,7 +12,8 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Tx } from '../db/client.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
-import { type HandlerResult, respondInTransaction } from '../plugins/idempotency.ts';
+import { requireIdempotencyKey, respondIdempotently } from '../plugins/idempotency.ts';
+import type { HandlerResult } from '../services/idempotency/answer.ts';
 import { listEvents, type Refusal, resendEvent, sendTestEvent } from '../services/webhooks/history.ts';
 import { presentWebhook } from '../services/webhooks/present.ts';
 import {
@@ -48,7 +49,7 @@ const organizationOf = (request: FastifyRequest) => request.auth!.organizationId
  * the host (DNS) after the key is claimed and before the transaction opens: no connection waits
  * on DNS, and its 400 is stored with the key and replayed like any other answer.
  */
-export async function webhookRoutes(app: FastifyInstance, { ctx, idempotency }: RouteDeps) {
+export async function webhookRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
   const targetRule = {
     allowPrivate: ctx.config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
@@ -64,15 +65,17 @@ export async function webhookRoutes(app: FastifyInstance, { ctx, idempotency }: 
     write: (tx: Tx, value: WebhookInput) => Promise<HandlerResult>,
   ) => {
     const checked = await checkWebhookInput(input, targetRule);
-    return respondInTransaction(ctx, request, reply, (tx) => {
-      if (!checked.ok) throw validationFailed(checked.details);
-      return write(tx, checked.value);
+    return respondIdempotently(ctx, request, reply, {
+      transaction: (tx) => {
+        if (!checked.ok) throw validationFailed(checked.details);
+        return write(tx, checked.value);
+      },
     });
   };
 
   app.post<{ Body: WebhookCreate }>(
     '/webhooks',
-    { schema: { body: webhookCreateSchema }, preHandler: idempotency },
+    { schema: { body: webhookCreateSchema }, preHandler: requireIdempotencyKey },
     (request, reply) =>
       mutate(request, reply, request.body, async (tx, value) => {
         const data = await createWebhook(tx, ctx.events, organizationOf(request), {
@@ -86,7 +89,7 @@ export async function webhookRoutes(app: FastifyInstance, { ctx, idempotency }: 
 
   app.put<{ Body: WebhookUpdate }>(
     '/webhooks',
-    { schema: { body: webhookUpdateSchema }, preHandler: idempotency },
+    { schema: { body: webhookUpdateSchema }, preHandler: requireIdempotencyKey },
     (request, reply) =>
       mutate(request, reply, request.body, async (tx, value) => {
         const data = await updateWebhook(tx, ctx.events, organizationOf(request), value);
@@ -101,11 +104,13 @@ export async function webhookRoutes(app: FastifyInstance, { ctx, idempotency }: 
     return { data: presentWebhook(row) };
   });
 
-  app.post('/webhooks/test', { preHandler: idempotency }, (request, reply) =>
-    respondInTransaction(ctx, request, reply, async (tx) => {
-      const sent = await sendTestEvent(tx, ctx.events, organizationOf(request));
-      if (typeof sent === 'string') throw refused(sent);
-      return { status: 202, body: { data: { eventId: sent.eventId, event: 'WEBHOOK.CREATED' } } };
+  app.post('/webhooks/test', { preHandler: requireIdempotencyKey }, (request, reply) =>
+    respondIdempotently(ctx, request, reply, {
+      transaction: async (tx) => {
+        const sent = await sendTestEvent(tx, ctx.events, organizationOf(request));
+        if (typeof sent === 'string') throw refused(sent);
+        return { status: 202, body: { data: { eventId: sent.eventId, event: 'WEBHOOK.CREATED' } } };
+      },
     }),
   );
 
@@ -117,13 +122,15 @@ export async function webhookRoutes(app: FastifyInstance, { ctx, idempotency }: 
 
   app.post<{ Params: { eventId: string } }>(
     '/webhooks/events/:eventId/resend',
-    { schema: { params: webhookEventIdParamsSchema }, preHandler: idempotency },
+    { schema: { params: webhookEventIdParamsSchema }, preHandler: requireIdempotencyKey },
     (request, reply) =>
-      respondInTransaction(ctx, request, reply, async (tx) => {
-        const eventId = request.params.eventId.toLowerCase();
-        const sent = await resendEvent(tx, organizationOf(request), eventId);
-        if (typeof sent === 'string') throw refused(sent);
-        return { status: 202, body: { data: sent } };
+      respondIdempotently(ctx, request, reply, {
+        transaction: async (tx) => {
+          const eventId = request.params.eventId.toLowerCase();
+          const sent = await resendEvent(tx, organizationOf(request), eventId);
+          if (typeof sent === 'string') throw refused(sent);
+          return { status: 202, body: { data: sent } };
+        },
       }),
   );
 }

@@ -1,11 +1,11 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { RequestTally } from '../../src/plugins/metrics.ts';
+import { RequestTally } from '../../src/lib/metrics.ts';
 import { buildTestApp } from '../support/app.ts';
 import { NOT_FOUND_BODY } from './helpers.ts';
 
 // The request metrics are counted in a plain map and handed to prom-client when read
-// (plugins/metrics.ts): what /metrics shows must be what prom-client's own Counter and Histogram show
+// (lib/metrics.ts): what /metrics shows must be what prom-client's own Counter and Histogram show
 // for the same responses.
 const BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const RESPONSES: [route: string, method: string, status: number, seconds: number][] = [
@@ -68,7 +68,7 @@ async function asJson(registry: Registry) {
   }));
 }
 
-describe('request metrics counted when read (plugins/metrics.ts)', () => {
+describe('request metrics counted when read (lib/metrics.ts)', () => {
   it("shows what prom-client's Counter and Histogram show for the same responses", async () => {
     const [ours, theirs] = bothAfter(RESPONSES);
     expect(await ours.registry.metrics()).toBe(await theirs.registry.metrics());

@@ -2,7 +2,7 @@ import type { Customer, CustomerUpdate } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
 import { assignments, dateOf, one, type Read, run } from '../../db/query.ts';
-import type { HandlerResult, StoreAnswer } from '../../plugins/idempotency.ts';
+import type { HandlerResult, StoreAnswer } from '../idempotency/answer.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 import { type CustomerRow, customerColumns, presentCustomer } from './present.ts';
 
@@ -27,7 +27,7 @@ type Patch = {
   answer: (customer: Customer) => HandlerResult;
   /** Stores that answer with the update (the idempotent route). */
   store?: StoreAnswer;
-  /** The first read, with the request's claim folded in (`respondClaimingWithRead`). */
+  /** The first read, with the request's claim folded in (plugins/idempotency.ts, `firstRead`). */
   read: Read;
 };
 

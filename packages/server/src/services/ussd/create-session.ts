@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { type Read, reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
-import type { StoreAnswer } from '../../plugins/idempotency.ts';
+import type { StoreAnswer } from '../idempotency/answer.ts';
 import type { Log } from '../payments/provider.ts';
 import { isExpected } from './error-state.ts';
 import { loadUssdData } from './load-data.ts';
@@ -17,13 +17,13 @@ export type UssdReply = { status: number; body: UssdResponse; state: UssdState }
 /** What opening a session or making a move is given. */
 export type UssdCall<Input, D extends Queryable = Queryable> = {
   ctx: AppContext;
-  /** The database, or the one connection the request runs on (`respondInStatements`). */
+  /** The database, or the one connection the request runs on (plugins/idempotency.ts, `firstRead`). */
   db: D;
   input: Input;
   log: Log;
   /** Stores the answer with the session's write (the idempotent routes); none in the sandbox. */
   store?: StoreAnswer;
-  /** The first read, with the request's claim folded in (`respondClaimingWithRead`); else `db`'s. */
+  /** The first read, with the request's claim folded in (plugins/idempotency.ts, `firstRead`); else `db`'s. */
   read?: Read;
 };
 
@@ -34,7 +34,7 @@ export type UssdCall<Input, D extends Queryable = Queryable> = {
  *
  * Round trips: the customer and the menu's snapshot are one statement (with the request's claim,
  * `read`), the session and its stored answer (`store`) another, autocommit: its only write is that
- * one statement, so it needs no transaction (`respondClaimingWithRead`). The menu is built before
+ * one statement, so it needs no transaction (plugins/idempotency.ts, `firstRead`). The menu is built before
  * anything is written, so its failure needs no savepoint.
  */
 export async function createUssdSession({

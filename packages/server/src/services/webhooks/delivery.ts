@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { signWebhookDelivery, type WebhookEnvelope } from '@partner-api/contract';
 import type { Db } from '../../db/client.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import { handBackAfterFailure } from '../../lib/pass-loop.ts';
-import type { Metrics } from '../../plugins/metrics.ts';
 import {
   type ClaimedDelivery,
   claimDueDeliveries,

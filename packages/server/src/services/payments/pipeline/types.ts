@@ -1,6 +1,6 @@
 import type { Config } from '../../../config.ts';
 import type { Db } from '../../../db/client.ts';
-import type { Metrics } from '../../../plugins/metrics.ts';
+import type { Metrics } from '../../../lib/metrics.ts';
 import type { EventOutbox } from '../../webhooks/outbox.ts';
 import type { Log } from '../provider.ts';
 import type { AdapterRegistry } from './adapter.ts';

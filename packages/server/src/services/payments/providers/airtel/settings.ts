@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isIpOrCidr } from '../../../../lib/ip-allowlist.ts';
 import { airtelPublicKey } from './crypto.ts';
-/** RSA padding for the encrypted PIN and for `x-key` (the research note's sources disagree). */
+/** RSA padding for the encrypted PIN and for `x-key` (the sources disagree: docs/payments-airtel.md). */
 export type RsaPadding = 'pkcs1' | 'oaep-sha1' | 'oaep-sha256';
 
 /** How the callback `hash` is computed (the canonical input is not documented; docs/payments-airtel.md). */
@@ -66,7 +66,7 @@ export function callbackUrl(config: Pick<AirtelConfig, 'callbackBaseUrl' | 'call
   return `${config.callbackBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(config.callbackToken)}`;
 }
 
-/** Calling codes of the countries Airtel Money serves (research note §3.11). */
+/** Calling codes of the countries Airtel Money serves. */
 export const AIRTEL_CALLING_CODES: Readonly<Record<string, string>> = {
   KE: '254',
   UG: '256',
