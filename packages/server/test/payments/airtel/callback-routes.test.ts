@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { type FakeAirtel, startFakeAirtel } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +11,6 @@ import type { CallbackPipeline } from '../../../src/services/payments/callback-p
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
-import {
-  type FakeAirtel,
-  startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
 import {
   type AirtelSettings,
   CALLBACK_ACK,

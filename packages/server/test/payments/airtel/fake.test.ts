@@ -1,8 +1,5 @@
+import { FAKE_AIRTEL_ENV, startFakeAirtel } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
-import {
-  FAKE_AIRTEL_ENV,
-  startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
 import {
   airtelSettingsFrom,
   callbackHash,

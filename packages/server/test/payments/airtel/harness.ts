@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach } from 'vitest';
 import {
   FAKE_AIRTEL_CLIENT_ID,
   FAKE_AIRTEL_CLIENT_SECRET,
@@ -7,7 +6,8 @@ import {
   type FakeAirtelOptions,
   type FakeAirtelScenario,
   startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
+} from '@partner-api/fakes';
+import { afterEach } from 'vitest';
 import {
   type AirtelConfig,
   CALLBACK_ACK,

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { type FakeDaraja, startFakeDaraja } from '@partner-api/fakes';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
@@ -12,10 +13,6 @@ import type {
   ProviderRequest,
   QueryResult,
 } from '../../../src/services/payments/pipeline/adapter.ts';
-import {
-  type FakeDaraja,
-  startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import {
   CALLBACK_ACK,
   createDarajaPaymentAdapter,

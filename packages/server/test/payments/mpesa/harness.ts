@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach } from 'vitest';
 import {
   type FakeDarajaOptions,
   type FakeScenario,
   SANDBOX_PASSKEY,
   SANDBOX_SHORTCODE,
   startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
+} from '@partner-api/fakes';
+import { afterEach } from 'vitest';
 import {
   CALLBACK_ACK,
   createMpesaAdapter,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { FakeScenario } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
 import { money } from '../../../src/lib/money.ts';
 import type { ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
-import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import {
   createDarajaPaymentAdapter,
   darajaMsisdn,

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterEach } from 'vitest';
 import {
   FAKE_MTN_CREDENTIALS,
   type FakeMtnOptions,
   type FakeMtnScenario,
   startFakeMtn,
-} from '../../../src/services/payments/providers/mtn/fake/index.ts';
+} from '@partner-api/fakes';
+import { afterEach } from 'vitest';
 import {
   createMtnAdapter,
   type MtnConfig,

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { type FakeMtn, startFakeMtn } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,6 @@ import { createTransaction } from '../../../src/services/payments/create-transac
 import type { PaymentAdapter } from '../../../src/services/payments/pipeline/adapter.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
-import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import {
   createMtnPaymentAdapter,
   mtnReferenceId,
