@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const WORKSPACES = ['contract', 'server', 'sdk', 'cli'];
+const WORKSPACES = ['contract', 'fakes', 'server', 'sdk', 'cli'];
 /** The export condition that points our workspaces at their sources (tsconfig customConditions). */
 export const SOURCE_CONDITION = '@partner-api/source';
 

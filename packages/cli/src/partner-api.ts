@@ -273,7 +273,7 @@ fakeProvider
   .option('--target-environment <name>', 'X-Target-Environment (sandbox takes EUR only)', 'sandbox')
   .option('--currency <code>', 'the currency of the target environment', 'EUR')
   .action(async (o: { port: string; host: string; targetEnvironment: string; currency: string }) => {
-    const { FAKE_MTN_ENV, startFakeMtn } = await import('@partner-api/server');
+    const { FAKE_MTN_ENV, startFakeMtn } = await import('@partner-api/fakes');
     const port = portOf(o.port);
     if (port === undefined) {
       process.stderr.write('partner-api: --port must be 0-65535\n');
@@ -300,7 +300,7 @@ fakeProvider
   .option('--host <address>', 'address to listen on', '127.0.0.1')
   .option('--callback-url <url>', "where it posts callbacks (Airtel's portal setting): the server's route")
   .action(async (o: { port: string; host: string; callbackUrl?: string }) => {
-    const { FAKE_AIRTEL_ENV, startFakeAirtel } = await import('@partner-api/server');
+    const { FAKE_AIRTEL_ENV, startFakeAirtel } = await import('@partner-api/fakes');
     const port = portOf(o.port);
     if (port === undefined) {
       process.stderr.write('partner-api: --port must be 0-65535\n');
@@ -318,7 +318,7 @@ fakeProvider
   .option('--host <address>', 'address to listen on', '127.0.0.1')
   .option('--callback-delay-ms <ms>', 'from an accepted request to its outcome and callback', '2000')
   .action(async (o: { port: string; host: string; callbackDelayMs: string }) => {
-    const { SANDBOX_PASSKEY, SANDBOX_SHORTCODE, startFakeDaraja } = await import('@partner-api/server');
+    const { SANDBOX_PASSKEY, SANDBOX_SHORTCODE, startFakeDaraja } = await import('@partner-api/fakes');
     const port = Number(o.port);
     const delay = Number(o.callbackDelayMs);
     if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(delay) || delay < 0) {

@@ -117,7 +117,7 @@ type RouteOptions = FastifyRequest['routeOptions'];
  */
 const CALLBACK_TOKEN_IN_PATH = /^(\/+v1\/+payments\/+callbacks\/+[^/]+\/+)[^/]+/i;
 
-/** The path without its query string, and with a path token replaced (routes/daraja-callbacks.ts). */
+/** The path without its query string, and with a path token replaced (services/payments/providers/mpesa/routes.ts). */
 function loggedPath(request: FastifyRequest, { url: route, config }: RouteOptions): string | undefined {
   const redact = config?.redactParams;
   if (!redact || !route) return request.url.split('?', 1)[0]!.replace(CALLBACK_TOKEN_IN_PATH, '$1[REDACTED]');

@@ -20,7 +20,7 @@ export interface AppContext {
   /** Redis key prefix of the rate limiters; instances that share a budget share it. */
   rateLimitPrefix: string;
   /**
-   * Which payment adapter serves a network (pipeline/registry.ts): a move's provider request is
+   * Which payment adapter serves a network (services/payments/registry.ts): a move's provider request is
    * queued for it in the move's transaction.
    */
   registry: AdapterRegistry;

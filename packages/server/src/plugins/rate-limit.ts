@@ -272,7 +272,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     // Fastify builds `routeOptions` afresh on each read: read once.
     const { url: route, config } = request.routeOptions;
     if (route !== undefined && RATE_LIMIT_EXEMPT.has(route)) return done();
-    // A provider callback under its right path token (routes/daraja-callbacks.ts) has a budget of its
+    // A provider callback under its right path token (services/payments/providers/mpesa/routes.ts) has a budget of its
     // own, far above the partners' (a provider sends every customer's callback from a few
     // addresses); a wrong token is limited like any unknown path.
     if (config?.rateLimitExempt?.(request))

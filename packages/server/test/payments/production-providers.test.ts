@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import {
+  FAKE_AIRTEL_ENV,
+  FAKE_MTN_ENV,
+  type FakeAirtel,
+  type FakeMtn,
+  startFakeAirtel,
+  startFakeMtn,
+} from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
-import {
-  FAKE_AIRTEL_ENV,
-  type FakeAirtel,
-  startFakeAirtel,
-} from '../../src/services/payments/providers/airtel/fake/index.ts';
-import {
-  FAKE_MTN_ENV,
-  type FakeMtn,
-  startFakeMtn,
-} from '../../src/services/payments/providers/mtn/fake/index.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import { POSTGRES_SKIP_REASON, type TestApp } from '../support/app.ts';
 import { createPartner, type Partner } from '../support/partner.ts';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { type FakeAirtel, startFakeAirtel } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,10 +13,6 @@ import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.
 import { createAirtelPaymentAdapter } from '../../../src/services/payments/providers/airtel/adapter.ts';
 import { CALLBACK_ACK } from '../../../src/services/payments/providers/airtel/callbacks.ts';
 import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
-import {
-  type FakeAirtel,
-  startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
 import { airtelCallbackRoutes } from '../../../src/services/payments/providers/airtel/routes.ts';
 import {
   type AirtelSettings,

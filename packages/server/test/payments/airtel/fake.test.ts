@@ -1,3 +1,4 @@
+import { FAKE_AIRTEL_ENV, startFakeAirtel } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
 import {
   parseAirtelCallback,
@@ -5,10 +6,6 @@ import {
 } from '../../../src/services/payments/providers/airtel/callbacks.ts';
 import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
 import { callbackHash } from '../../../src/services/payments/providers/airtel/crypto.ts';
-import {
-  FAKE_AIRTEL_ENV,
-  startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
 import { airtelSettingsFrom } from '../../../src/services/payments/providers/airtel/settings.ts';
 import { startCallbackReceiver } from '../callback-receiver.ts';
 import { airtelPerTest, LOCAL_MSISDN, newId } from './harness.ts';

@@ -1,10 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach } from 'vitest';
-import {
-  CALLBACK_ACK,
-  parseAirtelCallback,
-} from '../../../src/services/payments/providers/airtel/callbacks.ts';
-import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
 import {
   FAKE_AIRTEL_CLIENT_ID,
   FAKE_AIRTEL_CLIENT_SECRET,
@@ -12,7 +6,13 @@ import {
   type FakeAirtelOptions,
   type FakeAirtelScenario,
   startFakeAirtel,
-} from '../../../src/services/payments/providers/airtel/fake/index.ts';
+} from '@partner-api/fakes';
+import { afterEach } from 'vitest';
+import {
+  CALLBACK_ACK,
+  parseAirtelCallback,
+} from '../../../src/services/payments/providers/airtel/callbacks.ts';
+import { createAirtelAdapter } from '../../../src/services/payments/providers/airtel/client.ts';
 import { type AirtelConfig, callbackUrl } from '../../../src/services/payments/providers/airtel/settings.ts';
 import type { PaymentStatus } from '../../../src/services/payments/providers/outcome.ts';
 import { startCallbackReceiver } from '../callback-receiver.ts';

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { type FakeDaraja, startFakeDaraja } from '@partner-api/fakes';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FakeDaraja,
-  startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { POSTGRES_SKIP_REASON, tempDataDir } from '../../support/app.ts';
 import { ownDatabase } from '../../support/database.ts';
 import { createPartner, type Partner, payloadOf, signedHeaders } from '../../support/partner.ts';

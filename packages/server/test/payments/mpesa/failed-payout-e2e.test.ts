@@ -1,7 +1,7 @@
+import type { FakeScenario } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
-import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { runCli } from '../../foundation/helpers.ts';
 import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
 import { createPartner, type Partner } from '../../support/partner.ts';

@@ -1,10 +1,5 @@
+import { type FakeDaraja, SANDBOX_PASSKEY, SANDBOX_SHORTCODE, startFakeDaraja } from '@partner-api/fakes';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FakeDaraja,
-  SANDBOX_PASSKEY,
-  SANDBOX_SHORTCODE,
-  startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { darajaTimestamp, stkPassword } from '../../../src/services/payments/providers/mpesa/password.ts';
 
 /** The fake's own checks, spoken to in raw HTTP as Daraja would be. */

@@ -1,4 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import {
+  type FakeDarajaOptions,
+  type FakeScenario,
+  SANDBOX_PASSKEY,
+  SANDBOX_SHORTCODE,
+  startFakeDaraja,
+} from '@partner-api/fakes';
 import { afterEach } from 'vitest';
 import {
   CALLBACK_ACK,
@@ -7,13 +14,6 @@ import {
   statusOfQueriedTransaction,
 } from '../../../src/services/payments/providers/mpesa/callbacks.ts';
 import { createMpesaAdapter } from '../../../src/services/payments/providers/mpesa/client.ts';
-import {
-  type FakeDarajaOptions,
-  type FakeScenario,
-  SANDBOX_PASSKEY,
-  SANDBOX_SHORTCODE,
-  startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import type { MpesaConfig } from '../../../src/services/payments/providers/mpesa/settings.ts';
 import type { PaymentStatus } from '../../../src/services/payments/providers/outcome.ts';
 import { type Received, startCallbackReceiver } from '../callback-receiver.ts';

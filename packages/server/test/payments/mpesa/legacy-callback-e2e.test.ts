@@ -1,8 +1,8 @@
+import type { FakeScenario } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { signCallback } from '../../../src/services/payments/callback-signature.ts';
-import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
 import { createPartner, type Partner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow, waitFor } from '../../ussd/support.ts';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { FakeScenario } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
 import { money } from '../../../src/lib/money.ts';
 import type { ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
@@ -10,7 +11,6 @@ import {
   parseResultCallback,
   statusOfQueriedTransaction,
 } from '../../../src/services/payments/providers/mpesa/callbacks.ts';
-import type { FakeScenario } from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { transactionStatusAnswer } from '../../../src/services/payments/providers/mpesa/routes.ts';
 import type { ExchangeRecord } from '../../../src/services/payments/providers/outcome.ts';
 import { mpesaPerTest, type MpesaSetup as Setup } from './harness.ts';

@@ -1,10 +1,7 @@
+import type { FakeOperation, FakeScenario } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
-import type {
-  FakeOperation,
-  FakeScenario,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
 import { upsertStocks } from '../../../src/services/stocks/upsert.ts';
 import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
 import { createPartner, type Partner } from '../../support/partner.ts';

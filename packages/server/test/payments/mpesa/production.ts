@@ -1,17 +1,17 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
-import { sql } from 'drizzle-orm';
-import { expect } from 'vitest';
-import { rows } from '../../../src/db/query.ts';
-import { startPayments } from '../../../src/services/payments/pipeline/start.ts';
-import type { PaymentWorker } from '../../../src/services/payments/pipeline/worker.ts';
 import {
   type FakeDaraja,
   type FakeDarajaOptions,
   SANDBOX_PASSKEY,
   SANDBOX_SHORTCODE,
   startFakeDaraja,
-} from '../../../src/services/payments/providers/mpesa/fake/index.ts';
+} from '@partner-api/fakes';
+import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
+import { rows } from '../../../src/db/query.ts';
+import { startPayments } from '../../../src/services/payments/pipeline/start.ts';
+import type { PaymentWorker } from '../../../src/services/payments/pipeline/worker.ts';
 import { createAdapterRegistry } from '../../../src/services/payments/registry.ts';
 import { buildTestApp, type TestApp } from '../../support/app.ts';
 import { ownDatabase } from '../../support/database.ts';

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { type FakeMtn, startFakeMtn } from '@partner-api/fakes';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
@@ -9,7 +10,6 @@ import { createRuntime, type Runtime } from '../../../src/runtime.ts';
 import type { CallbackPipeline, ClaimedOutcome } from '../../../src/services/payments/callback-pipeline.ts';
 import type { PaymentAdapter, ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
 import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
-import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
 import { type MtnConfig, mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { tempDataDir } from '../../support/app.ts';

@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { FAKE_MTN_CREDENTIALS, FAKE_MTN_ENV, MTN_SANDBOX_NUMBERS } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  FAKE_MTN_CREDENTIALS,
-  FAKE_MTN_ENV,
-  MTN_SANDBOX_NUMBERS,
-} from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import { MTN_ENV_SHAPE, mtnSettingsFrom } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { mtnPerTest, paymentInput } from './harness.ts';
 

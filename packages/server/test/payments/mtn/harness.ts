@@ -1,16 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  FAKE_MTN_CREDENTIALS,
+  type FakeMtnOptions,
+  type FakeMtnScenario,
+  startFakeMtn,
+} from '@partner-api/fakes';
 import { afterEach } from 'vitest';
 import { parseMtnStatus } from '../../../src/services/payments/providers/mtn/callbacks.ts';
 import {
   createMtnAdapter,
   type MtnPaymentInput,
 } from '../../../src/services/payments/providers/mtn/client.ts';
-import {
-  FAKE_MTN_CREDENTIALS,
-  type FakeMtnOptions,
-  type FakeMtnScenario,
-  startFakeMtn,
-} from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import { type MtnConfig, mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import type { PaymentStatus } from '../../../src/services/payments/providers/outcome.ts';
 import { startCallbackReceiver } from '../callback-receiver.ts';

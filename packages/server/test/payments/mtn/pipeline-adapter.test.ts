@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { FakeMtnOptions } from '@partner-api/fakes';
 import { describe, expect, it } from 'vitest';
 import { money } from '../../../src/lib/money.ts';
 import type { ProviderRequest } from '../../../src/services/payments/pipeline/adapter.ts';
 import { createMtnPaymentAdapter, MTN_IDS } from '../../../src/services/payments/providers/mtn/adapter.ts';
-import type { FakeMtnOptions } from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import { type MtnConfig, mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { mtnPerTest } from './harness.ts';
 

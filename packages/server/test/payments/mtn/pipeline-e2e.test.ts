@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { type FakeMtn, startFakeMtn } from '@partner-api/fakes';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,6 @@ import type { PaymentAdapter } from '../../../src/services/payments/pipeline/ada
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
 import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
-import { type FakeMtn, startFakeMtn } from '../../../src/services/payments/providers/mtn/fake/index.ts';
 import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
 import { mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
 import { buildTestApp, type TestApp } from '../../support/app.ts';

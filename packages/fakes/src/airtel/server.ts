@@ -1,16 +1,55 @@
+import type { IncomingMessage } from 'node:http';
 import {
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-  randomInt,
-} from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { callbackHash, callbackHashSubject, openSignature, rsaDecrypt } from '../crypto.ts';
-import type { AirtelTransactionStatus } from '../result-codes.ts';
-import type { CallbackHashInput, RsaPadding } from '../settings.ts';
-import { AIRTEL_MAGIC_AMOUNTS, type FakeAirtelScenario, finalOf } from './scenarios.ts';
+  type Answer,
+  alnum,
+  commonApi,
+  commonControl,
+  digits,
+  type FakeApi,
+  FakeCore,
+  header,
+  isObject,
+  type Received,
+  serveFake,
+  TokenStore,
+  upper,
+} from '../kit/index.ts';
+import {
+  callbackHash,
+  type FakeAirtelHashInput,
+  type FakeAirtelRsaPadding,
+  openSignature,
+  rsaDecrypt,
+} from './crypto.ts';
+import {
+  AIRTEL_MAGIC_AMOUNTS,
+  type FakeAirtelScenario,
+  type FakeAirtelStatus,
+  finalOf,
+} from './scenarios.ts';
+import {
+  airtelAmount,
+  COLLECTION_CODES,
+  DISBURSEMENT_CODES,
+  envelope,
+  FAKE_AIRTEL_CLIENT_ID,
+  FAKE_AIRTEL_CLIENT_SECRET,
+  FAKE_AIRTEL_PIN,
+  keyPair,
+  moneyIdLike,
+  refused,
+  serverError,
+  type TxRecord,
+  yymmdd,
+} from './wire.ts';
+
+export type { FakeAirtelHashInput, FakeAirtelRsaPadding } from './crypto.ts';
+export {
+  FAKE_AIRTEL_CLIENT_ID,
+  FAKE_AIRTEL_CLIENT_SECRET,
+  FAKE_AIRTEL_ENV,
+  FAKE_AIRTEL_PIN,
+} from './wire.ts';
 
 export type FakeAirtelOperation =
   | 'token'
@@ -38,14 +77,14 @@ export type FakeAirtelOptions = {
   callbackUrl?: string;
   /** "Callback with authentication": the key the `hash` is made with; unset: no `hash`. */
   callbackHmacKey?: string;
-  callbackHashInput?: CallbackHashInput;
+  callbackHashInput?: FakeAirtelHashInput;
   /** Send the (undocumented) payout callbacks, same shape as collections'; default true. */
   disbursementCallbacks?: boolean;
   /** The wallet PIN the encrypted `pin` must decrypt to; default 1234. */
   disbursementPin?: string;
   /** The paddings the fake decrypts `pin` and `x-key` with; default pkcs1 both. */
-  pinPadding?: RsaPadding;
-  signingKeyPadding?: RsaPadding;
+  pinPadding?: FakeAirtelRsaPadding;
+  signingKeyPadding?: FakeAirtelRsaPadding;
   /** The fake's RSA private key (PEM); default one generated at start. */
   rsaPrivateKey?: string;
   /** From an accepted request to its outcome and callback; default 50 ms. */
@@ -81,59 +120,19 @@ export type FakeAirtelCallback = {
   at: Date;
 };
 
-export type FakeAirtel = {
-  url: string;
-  port: number;
+export type FakeAirtel = FakeApi<
+  FakeAirtelOperation,
+  FakeAirtelScenario,
+  FakeAirtelRequest,
+  FakeAirtelCallback
+> & {
   /** The RSA public key as the portal shows it (bare base64 SPKI). */
   publicKey: string;
-  requests: FakeAirtelRequest[];
-  callbacks: FakeAirtelCallback[];
-  /** Requests of `operation` that were processed (a prompt sent, a payout made): not refused ones. */
-  processed(operation: FakeAirtelOperation): number;
-  /** The next request of `operation` gets `scenario`, before any magic amount. */
-  queue(operation: FakeAirtelOperation, scenario: FakeAirtelScenario): void;
-  /** Every token issued so far is refused from now on (a token that expired early). */
-  expireTokens(): void;
   /** The callback URL "configured in the portal". */
   setCallbackUrl(url: string): void;
   /** Ends a TIP/TA transaction now with its scenario's outcome (and its callback); false if none. */
   settleNow(transactionId: string): boolean;
-  /** Resolves once `count` callbacks have been sent (or rejects after `timeoutMs`). */
-  waitForCallbacks(count: number, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 };
-
-type TxRecord = {
-  kind: 'collection' | 'disbursement';
-  id: string;
-  amount: number;
-  msisdn: string;
-  scenario: FakeAirtelScenario;
-  status: AirtelTransactionStatus;
-  message: string;
-  airtelMoneyId: string;
-  referenceId: string;
-  settle: (() => void) | null;
-};
-
-type Answer = { status: number; body: unknown };
-
-/** Airtel's answer envelope; `success: false` under HTTP 200 is how most failures come. */
-const envelope = (
-  success: boolean,
-  code: string,
-  message: string,
-  codes: { result_code?: string; response_code?: string },
-  data?: unknown,
-  httpStatus = 200,
-): Answer => ({
-  status: httpStatus,
-  body: { ...(data === undefined ? {} : { data }), status: { code, message, ...codes, success } },
-});
-const refused = (message: string, codes: { result_code?: string; response_code?: string }) =>
-  envelope(false, '400', message, codes);
-const serverError = (): Answer =>
-  envelope(false, '500', 'Internal Server Error', { result_code: 'ESB000001' }, undefined, 500);
 
 /**
  * A local Airtel Africa Open API: OAuth (JSON body, string `expires_in`), the RSA key, USSD push
@@ -151,7 +150,6 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
   const msisdnLength = options.msisdnLength ?? 9;
   const callbackDelayMs = options.callbackDelayMs ?? 50;
   const lateCallbackMs = options.lateCallbackMs ?? 1000;
-  const slowResponseMs = options.slowResponseMs ?? 3000;
   const tipMs = options.tipMs ?? 180_000;
   const pin = options.disbursementPin ?? FAKE_AIRTEL_PIN;
   const pinPadding = options.pinPadding ?? 'pkcs1';
@@ -159,55 +157,26 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
   let callbackUrl = options.callbackUrl;
   const { privateKey, publicKey } = keyPair(options.rsaPrivateKey);
 
-  const requests: FakeAirtelRequest[] = [];
-  const callbacks: FakeAirtelCallback[] = [];
-  const queued = new Map<FakeAirtelOperation, FakeAirtelScenario[]>();
-  const tokens = new Map<string, { expiresAt: number; usesLeft: number }>();
+  const core = new FakeCore<FakeAirtelOperation, FakeAirtelScenario, FakeAirtelRequest, FakeAirtelCallback>(
+    'fake Airtel',
+  );
+  const tokens = new TokenStore();
   const transactions = new Map<string, TxRecord>();
-  const processedCount = new Map<FakeAirtelOperation, number>();
-  const timers = new Set<NodeJS.Timeout>();
-  const aborter = new AbortController();
-  let callbackWaiters: Array<() => void> = [];
-
-  function later(ms: number, fn: () => void) {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  }
 
   function scenarioFor(operation: FakeAirtelOperation, amount?: number): FakeAirtelScenario {
-    const next = queued.get(operation)?.shift();
+    const next = core.takeQueued(operation);
     if (next) return next;
     return (amount !== undefined && AIRTEL_MAGIC_AMOUNTS[amount]) || 'success';
   }
 
-  function markProcessed(operation: FakeAirtelOperation) {
-    processedCount.set(operation, (processedCount.get(operation) ?? 0) + 1);
-  }
-
+  /** Callbacks go to the URL "configured in the portal"; none is sent while it is unset. */
   async function postCallback(kind: FakeAirtelCallback['kind'], body: unknown) {
     const url = callbackUrl;
     if (!url) return;
-    const entry: FakeAirtelCallback = { kind, url, body, status: null, error: null, at: new Date() };
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(5000)]),
-      });
-      entry.status = response.status;
-      await response.arrayBuffer();
-    } catch (err) {
-      entry.error = err instanceof Error ? err.message : String(err);
-    }
-    callbacks.push(entry);
-    for (const wake of callbackWaiters) wake();
+    await core.sendCallback({ kind, url, body, status: null, error: null, at: new Date() });
   }
 
-  function callbackBody(record: TxRecord, claim: { status: AirtelTransactionStatus; message: string }) {
+  function callbackBody(record: TxRecord, claim: { status: FakeAirtelStatus; message: string }) {
     const transaction: Record<string, unknown> = {
       id: record.id,
       message: claim.status === 'TS' ? paidMessage(record) : claim.message,
@@ -220,8 +189,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
       Object.assign(transaction, { amount: record.amount, currency, msisdn: record.msisdn });
     }
     const key = record.scenario === 'wrong-hash' ? 'not-the-portal-key' : options.callbackHmacKey;
-    if (key)
-      body.hash = callbackHash(key, callbackHashSubject(body, options.callbackHashInput ?? 'transaction'));
+    if (key) body.hash = callbackHash(key, body, options.callbackHashInput ?? 'transaction');
     return body;
   }
 
@@ -251,13 +219,13 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
       record.message = final.message;
       if (!sendsCallback || scenario === 'no-callback') return;
       const delay = scenario === 'late-callback' ? lateCallbackMs : 0;
-      later(delay, () => void postCallback(record.kind, callbackBody(record, claim)));
+      core.later(delay, () => void postCallback(record.kind, callbackBody(record, claim)));
       if (scenario === 'duplicate-callback')
-        later(delay + 20, () => void postCallback(record.kind, callbackBody(record, claim)));
+        core.later(delay + 20, () => void postCallback(record.kind, callbackBody(record, claim)));
     };
     record.settle = settle;
     if (settleAfterMs <= 0) settle();
-    else later(settleAfterMs, settle);
+    else core.later(settleAfterMs, settle);
   }
 
   function settleDelay(scenario: FakeAirtelScenario): number {
@@ -310,11 +278,8 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
     if (scenario === 'http-500') return serverError();
     const ttl = options.tokenTtlSeconds ?? 180;
     const accessToken = alnum(32);
-    tokens.set(accessToken, {
-      expiresAt: Date.now() + ttl * 1000,
-      usesLeft: scenario === 'expires-early' ? 1 : Number.POSITIVE_INFINITY,
-    });
-    markProcessed('token');
+    tokens.issue(accessToken, ttl, scenario === 'expires-early', {});
+    core.markProcessed('token');
     return {
       status: 200,
       body: {
@@ -326,16 +291,11 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
   }
 
   function bearerRefused(req: IncomingMessage): Answer | null {
-    const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
-    const entry = match ? tokens.get(match[1]!) : undefined;
-    if (!entry || entry.expiresAt <= Date.now() || entry.usesLeft <= 0) {
-      return {
-        status: 403,
-        body: { error_description: 'The access token is invalid or has expired', error: 'invalid_token' },
-      };
-    }
-    entry.usesLeft -= 1;
-    return null;
+    if (tokens.accepts(req.headers.authorization)) return null;
+    return {
+      status: 403,
+      body: { error_description: 'The access token is invalid or has expired', error: 'invalid_token' },
+    };
   }
 
   /** X-Country: missing is the gateway's ROUTER110; X-Currency: Airtel's 200 with success false. */
@@ -357,7 +317,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
   }
 
   function encryptionKey(): Answer {
-    markProcessed('encryption-key');
+    core.markProcessed('encryption-key');
     return envelope(
       true,
       '200',
@@ -373,7 +333,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
     const key = req.headers['x-key'];
     const payload =
       typeof signature === 'string' && typeof key === 'string'
-        ? openSignature({ signature, key }, privateKey, signingKeyPadding)
+        ? openSignature(signature, key, privateKey, signingKeyPadding)
         : null;
     if (payload === raw) return null;
     return refused('Forbidden - X-signature and payload did not match', {
@@ -411,7 +371,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
     request.scenario = scenario;
     if (scenario === 'http-500') return serverError();
     if (scenario === 'refused-200') return refused('Msisdn Not Found', { response_code: 'DP00800001005' });
-    markProcessed('ussd-push');
+    core.markProcessed('ussd-push');
     schedule(newRecord('collection', id, amount, msisdn, scenario), settleDelay(scenario));
     return envelope(
       true,
@@ -432,7 +392,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
         result_code: 'ESB000045',
         response_code: kind === 'collection' ? 'DP00800001025' : 'DP00900001015',
       });
-    markProcessed(kind === 'collection' ? 'collection-enquiry' : 'disbursement-enquiry');
+    core.markProcessed(kind === 'collection' ? 'collection-enquiry' : 'disbursement-enquiry');
     return envelope(
       true,
       '200',
@@ -483,7 +443,7 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
     request.scenario = scenario;
     if (scenario === 'http-500') return serverError();
     if (scenario === 'refused-200') return refused('Refused', { response_code: 'DP00900001013' });
-    markProcessed('disbursement');
+    core.markProcessed('disbursement');
     const record = newRecord('disbursement', id, amount, msisdn, scenario);
     if (scenario === 'insufficient') {
       // Refused at once; the enquiry (and the callback) say TF.
@@ -541,266 +501,93 @@ export async function startFakeAirtel(options: FakeAirtelOptions = {}): Promise<
     return null;
   }
 
-  function control(req: IncomingMessage, url: URL, body: unknown): Answer {
-    const b = (isObject(body) ? body : {}) as Record<string, string | undefined>;
-    if (url.pathname === '/__fake/queue' && req.method === 'POST') {
-      const { operation, scenario } = b as { operation?: FakeAirtelOperation; scenario?: FakeAirtelScenario };
-      if (!operation || !scenario)
-        return { status: 400, body: { error: 'operation and scenario are required' } };
-      fake.queue(operation, scenario);
-      return { status: 200, body: { queued: { operation, scenario } } };
-    }
-    if (url.pathname === '/__fake/expire-tokens' && req.method === 'POST') {
-      fake.expireTokens();
-      return { status: 200, body: { expired: true } };
-    }
-    if (url.pathname === '/__fake/callback-url' && req.method === 'POST') {
-      if (!b.url) return { status: 400, body: { error: 'url is required' } };
-      fake.setCallbackUrl(b.url);
-      return { status: 200, body: { callbackUrl: b.url } };
-    }
-    if (url.pathname === '/__fake/settle' && req.method === 'POST') {
-      return fake.settleNow(b.id ?? '')
-        ? { status: 200, body: { settled: b.id } }
-        : { status: 404, body: { error: 'no such pending transaction' } };
-    }
-    if (url.pathname === '/__fake/state' && req.method === 'GET') {
-      const txs = [...transactions.values()].map(({ settle: _s, ...t }) => t);
-      return {
-        status: 200,
-        body: {
-          callbackUrl,
-          requests,
-          callbacks,
-          transactions: txs,
-          processed: Object.fromEntries(processedCount),
-        },
-      };
-    }
-    return { status: 404, body: { error: 'not found' } };
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://fake');
-    const raw = await readBody(req);
-    let body: unknown;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      body = null;
-    }
-    const method = req.method ?? '';
-    const matched = route(method, url.pathname);
-    const request: FakeAirtelRequest = {
-      operation: matched?.operation ?? 'unknown',
-      method,
-      path: url.pathname,
-      headers: {
-        'x-country': header(req, 'x-country'),
-        'x-currency': header(req, 'x-currency'),
-        'x-signature': header(req, 'x-signature'),
-        'x-key': header(req, 'x-key'),
-      },
-      body: body ?? raw,
-      raw,
-      scenario: null,
-      status: null,
-      at: new Date(),
-    };
-    let answer: Answer;
-    if (url.pathname.startsWith('/__fake/')) {
-      answer = control(req, url, body);
-    } else {
-      requests.push(request);
-      if (!matched)
-        answer = { status: 404, body: { status_message: 'Resource not found', status_code: 'ROUTER404' } };
-      else if (matched.operation === 'token') answer = token(req, body, request);
-      else {
-        const disbursement = matched.operation.startsWith('disbursement');
-        answer =
-          bearerRefused(req) ??
-          walletRefused(req, disbursement) ??
-          (() => {
-            switch (matched.operation) {
-              case 'encryption-key':
-                return encryptionKey();
-              case 'collection-enquiry':
-                return enquiry('collection', matched.id!, request);
-              case 'disbursement-enquiry':
-                return enquiry('disbursement', matched.id!, request);
-              default: {
-                if (!isObject(body)) return refused('Invalid request body', { result_code: 'ESB000008' });
-                const signed =
-                  (matched.operation === 'ussd-push' && matched.version === 'v2') ||
-                  (disbursement && matched.version === 'v3');
-                const bad = signed ? signatureRefused(req, raw, disbursement) : null;
-                if (bad) return bad;
-                return matched.operation === 'ussd-push'
-                  ? ussdPush(body, request)
-                  : disburse(body, matched.version, request);
-              }
-            }
-          })();
+  function answer(received: Received, request: FakeAirtelRequest): Answer {
+    const { req, raw, body } = received;
+    const matched = route(received.method, received.url.pathname);
+    if (!matched)
+      return { status: 404, body: { status_message: 'Resource not found', status_code: 'ROUTER404' } };
+    if (matched.operation === 'token') return token(req, body, request);
+    const disbursement = matched.operation.startsWith('disbursement');
+    const refusal = bearerRefused(req) ?? walletRefused(req, disbursement);
+    if (refusal) return refusal;
+    switch (matched.operation) {
+      case 'encryption-key':
+        return encryptionKey();
+      case 'collection-enquiry':
+        return enquiry('collection', matched.id!, request);
+      case 'disbursement-enquiry':
+        return enquiry('disbursement', matched.id!, request);
+      default: {
+        if (!isObject(body)) return refused('Invalid request body', { result_code: 'ESB000008' });
+        const signed =
+          (matched.operation === 'ussd-push' && matched.version === 'v2') ||
+          (disbursement && matched.version === 'v3');
+        const bad = signed ? signatureRefused(req, raw, disbursement) : null;
+        if (bad) return bad;
+        return matched.operation === 'ussd-push'
+          ? ussdPush(body, request)
+          : disburse(body, matched.version, request);
       }
     }
-    // A scenario is set only once the request passed Airtel's checks, so these act on real work.
-    const scenario = request.scenario;
-    if (scenario === 'reset') {
-      req.socket.destroy();
-      return;
-    }
-    if (scenario === 'slow') await new Promise<void>((resolve) => later(slowResponseMs, resolve));
-    request.status = answer.status;
-    if (res.destroyed) return;
-    res.writeHead(answer.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(answer.body));
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: { code: '500', message: String(err), success: false } }));
-    });
-  });
-  await new Promise<void>((resolve) =>
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve),
-  );
-  const { port } = server.address() as AddressInfo;
+  const settleNow = (transactionId: string): boolean => {
+    const settle = transactions.get(transactionId)?.settle;
+    if (!settle) return false;
+    settle();
+    return true;
+  };
 
-  const fake: FakeAirtel = {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
-    port,
+  const server = await serveFake(
+    core,
+    { host: options.host, port: options.port, slowResponseMs: options.slowResponseMs ?? 3000 },
+    {
+      describe: ({ req, url, method, body, raw }): FakeAirtelRequest => ({
+        operation: route(method, url.pathname)?.operation ?? 'unknown',
+        method,
+        path: url.pathname,
+        headers: {
+          'x-country': header(req, 'x-country'),
+          'x-currency': header(req, 'x-currency'),
+          'x-signature': header(req, 'x-signature'),
+          'x-key': header(req, 'x-key'),
+        },
+        body: body ?? raw,
+        raw,
+        scenario: null,
+        status: null,
+        at: new Date(),
+      }),
+      answer,
+      control: {
+        ...commonControl(core, tokens, () => ({
+          callbackUrl,
+          requests: core.requests,
+          callbacks: core.callbacks,
+          transactions: [...transactions.values()].map(({ settle: _s, ...t }) => t),
+          processed: core.processedCounts(),
+        })),
+        'POST /__fake/callback-url': ({ url }) => {
+          if (!url) return { status: 400, body: { error: 'url is required' } };
+          callbackUrl = url as string;
+          return { status: 200, body: { callbackUrl: url } };
+        },
+        'POST /__fake/settle': ({ id }) =>
+          settleNow((id as string | undefined) ?? '')
+            ? { status: 200, body: { settled: id } }
+            : { status: 404, body: { error: 'no such pending transaction' } },
+      },
+      controlNotFound: () => ({ status: 404, body: { error: 'not found' } }),
+      crashBody: (err) => ({ status: { code: '500', message: String(err), success: false } }),
+    },
+  );
+
+  return {
+    ...commonApi(core, tokens, server),
     publicKey,
-    requests,
-    callbacks,
-    processed: (operation) => processedCount.get(operation) ?? 0,
-    queue(operation, scenario) {
-      const list = queued.get(operation) ?? [];
-      list.push(scenario);
-      queued.set(operation, list);
-    },
-    expireTokens() {
-      for (const entry of tokens.values()) entry.usesLeft = 0;
-    },
     setCallbackUrl(next) {
       callbackUrl = next;
     },
-    settleNow(transactionId) {
-      const settle = transactions.get(transactionId)?.settle;
-      if (!settle) return false;
-      settle();
-      return true;
-    },
-    waitForCallbacks(count, timeoutMs = 5000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (callbacks.length < count) return false;
-          callbackWaiters = callbackWaiters.filter((w) => w !== check);
-          clearTimeout(timer);
-          resolve();
-          return true;
-        };
-        const timer = setTimeout(() => {
-          callbackWaiters = callbackWaiters.filter((w) => w !== check);
-          reject(new Error(`fake Airtel: ${callbacks.length} of ${count} callbacks after ${timeoutMs} ms`));
-        }, timeoutMs);
-        if (!check()) callbackWaiters.push(check);
-      });
-    },
-    async close() {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      aborter.abort();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-  return fake;
-}
-
-/** The fake's default credentials (not secrets: they open nothing but a local fake). */
-export const FAKE_AIRTEL_CLIENT_ID = 'fake-airtel-client-id';
-export const FAKE_AIRTEL_CLIENT_SECRET = 'fake-airtel-client-secret';
-export const FAKE_AIRTEL_PIN = '1234';
-
-/**
- * What a server needs to talk to a fake started with its defaults. The RSA key is not among them:
- * the adapter fetches it from the fake's `/v1/rsa/encryption-keys`. The fake must be told our
- * callback URL (`--callback-url`, `POST /__fake/callback-url` or `setCallbackUrl`), as Airtel's portal is.
- */
-export function FAKE_AIRTEL_ENV(fakeUrl: string): Record<string, string> {
-  return {
-    AIRTEL_BASE_URL: fakeUrl,
-    AIRTEL_CLIENT_ID: FAKE_AIRTEL_CLIENT_ID,
-    AIRTEL_CLIENT_SECRET: FAKE_AIRTEL_CLIENT_SECRET,
-    AIRTEL_COUNTRY: 'KE',
-    AIRTEL_CURRENCY: 'KES',
-    AIRTEL_DISBURSEMENT_PIN: FAKE_AIRTEL_PIN,
+    settleNow,
   };
 }
-
-const COLLECTION_CODES: Record<AirtelTransactionStatus, string> = {
-  TS: 'DP00800001001',
-  TF: 'DP00800001005',
-  TA: 'DP00800001000',
-  TIP: 'DP00800001006',
-  TE: 'DP00800001029',
-};
-const DISBURSEMENT_CODES: Record<AirtelTransactionStatus, string> = {
-  TS: 'DP00900001001',
-  TF: 'DP00900001005',
-  TA: 'DP00900001000',
-  TIP: 'DP00900001006',
-  TE: 'DP00900001014',
-};
-
-function keyPair(pem?: string): { privateKey: KeyObject | string; publicKey: string } {
-  if (pem) {
-    const privateKey = createPrivateKey(pem);
-    return {
-      privateKey,
-      publicKey: createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64'),
-    };
-  }
-  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    privateKey: pair.privateKey,
-    publicKey: pair.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
-  };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-const header = (req: IncomingMessage, name: string) => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** An amount as Airtel reads it: a JSON number > 0 with at most 2 decimals (or a numeric string). */
-function airtelAmount(value: unknown): number | null {
-  const n =
-    typeof value === 'number'
-      ? value
-      : typeof value === 'string' && /^\d+(\.\d{1,2})?$/.test(value)
-        ? Number(value)
-        : Number.NaN;
-  return Number.isFinite(n) && n > 0 && Math.round(n * 100) === n * 100 ? n : null;
-}
-
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const alnum = (n: number) => Array.from({ length: n }, () => ALNUM[randomInt(ALNUM.length)]).join('');
-const upper = (n: number) => Array.from({ length: n }, () => ALNUM[randomInt(26)]).join('');
-const digits = (n: number) => Array.from({ length: n }, () => randomInt(10)).join('');
-const yymmdd = () => new Date().toISOString().slice(2, 10).replaceAll('-', '');
-/** Like `MP210603.1234.L06941`. */
-const moneyIdLike = () => `MP${yymmdd()}.${digits(4)}.${upper(1)}${digits(5)}`;

@@ -1,4 +1,5 @@
-import type { AirtelTransactionStatus } from '../result-codes.ts';
+/** An Airtel transaction's status: success, failed, expired, in progress, ambiguous. */
+export type FakeAirtelStatus = 'TS' | 'TF' | 'TE' | 'TIP' | 'TA';
 
 /**
  * What the fake does with one request. A scenario comes from the control queue (per operation) or,
@@ -66,7 +67,7 @@ export const AIRTEL_MAGIC_AMOUNTS: Readonly<Record<number, FakeAirtelScenario>> 
 };
 
 /** The final status and message each scenario ends with (Airtel-like texts). */
-export function finalOf(scenario: FakeAirtelScenario): { status: AirtelTransactionStatus; message: string } {
+export function finalOf(scenario: FakeAirtelScenario): { status: FakeAirtelStatus; message: string } {
   switch (scenario) {
     case 'cancelled':
       return { status: 'TF', message: 'Transaction declined by the user' };

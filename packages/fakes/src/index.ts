@@ -1,0 +1,3 @@
+export * from './airtel/index.ts';
+export * from './mpesa/index.ts';
+export * from './mtn/index.ts';
