@@ -11,6 +11,8 @@ import { createOutbox, NO_EVENTS } from './services/webhooks/outbox.ts';
 export type RuntimeOptions = {
   /** Overrides DATA_DIR for the embedded store, e.g. 'memory://' in tests. */
   storePath?: string;
+  /** A dump of a migrated embedded store that an in-memory store starts from (tests: about 1 s less). */
+  storeTemplate?: Blob;
   rateLimitPrefix?: string;
 };
 
@@ -26,6 +28,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     databaseUrl: config.DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,
     dataDir: options.storePath ?? config.DATA_DIR,
+    template: options.storeTemplate,
   });
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, {

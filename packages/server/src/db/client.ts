@@ -36,16 +36,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const MIGRATIONS = SERVER_FILES.migrations;
+export const MIGRATIONS = SERVER_FILES.migrations;
 /** Serialises migrations when several instances start at once on one PostgreSQL. */
 const MIGRATION_LOCK_ID = 7_246_100;
 
-export type StoreOptions = { databaseUrl?: string; dataDir?: string; poolSize?: number };
+export type StoreOptions = {
+  databaseUrl?: string;
+  dataDir?: string;
+  poolSize?: number;
+  /** An in-memory store starts from this dump of a migrated store (`dumpDataDir`) instead of initdb. */
+  template?: Blob;
+};
 
 /** `databaseUrl` → node-postgres pool; otherwise PGlite under `dataDir` (or in memory when dataDir is 'memory://'). */
 export async function openDatabase(options: StoreOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openPglite(options.dataDir ?? 'memory://');
+  return openPglite(options.dataDir ?? 'memory://', options.template);
 }
 
 async function openPostgres(url: string, max: number): Promise<Database> {
@@ -100,13 +106,18 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
+  const memory = dataDir.startsWith('memory://');
   let target = dataDir;
-  if (!dataDir.startsWith('memory://')) {
+  if (!memory) {
     target = path.resolve(dataDir, 'pglite');
     mkdirSync(target, { recursive: true });
   }
-  const client = await NamingPGlite.open(target, { extensions: { pg_trgm } });
+  // The migrations still run on a template's copy, finding nothing left to apply.
+  const client = await NamingPGlite.open(target, {
+    extensions: { pg_trgm },
+    ...(memory && template ? { loadDataDir: template } : {}),
+  });
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder: MIGRATIONS });
   return {

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
 import { buildAdminApp } from '../../src/admin/app.ts';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -24,6 +26,15 @@ export type TestApp = {
 };
 
 export { tempDataDir } from './process.ts';
+
+let template: Blob | undefined;
+/** The migrated store every in-memory test store starts from (support/global-setup.ts), read once. */
+function storeTemplate(): Blob | undefined {
+  // Outside a test run (the benches build apps too) there is none: the store runs initdb.
+  const file = process.env.VITEST ? inject('storeTemplate') : undefined;
+  if (!template && file) template = new Blob([readFileSync(file)]);
+  return template;
+}
 
 /**
  * Builds the public and admin apps against a real migrated store: PGlite in memory, or the
@@ -54,6 +65,7 @@ export async function buildTestApp(
   const config = options.production ? { ...loaded, APP_ENV: 'production' as const } : loaded;
   const ctx = await createRuntime(config, {
     storePath: 'memory://',
+    storeTemplate: storeTemplate(),
     rateLimitPrefix: options.rateLimitPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
   });
   // Test apps share one PostgreSQL: each gets its own sandbox adapter name, so a payment worker
