@@ -20,11 +20,13 @@ function listen(partner: Partner) {
   const received: StreamedWebhookEvent[] = [];
   const controller = new AbortController();
   let ended = false;
+  let opened = false;
   const done = (async () => {
     try {
       for await (const event of sdkClient(partner).webhooks.events.stream({
         forwardTo: FORWARD_TO,
         signal: controller.signal,
+        onOpen: () => (opened = true),
       })) {
         received.push(event);
       }
@@ -39,6 +41,8 @@ function listen(partner: Partner) {
     get ended() {
       return ended;
     },
+    /** Once the server has marked what was there: every event emitted after that is sent. */
+    opened: () => opened,
     done,
     stop: () => controller.abort(),
   };
@@ -51,9 +55,20 @@ const emit = (t: ListeningApp, organizationId: string, marker: string) =>
     data: { id: marker, firstName: 'Amina', lastName: 'Otieno' },
   });
 
-/** The test's own events (the SDK's token request adds an AUTH.CREATED to each stream). */
+/** The test's own events (the SDK's token request adds an AUTH.CREATED to each stream), drain probes aside. */
 const markers = (events: StreamedWebhookEvent[]) =>
-  events.filter((e) => e.envelope.event === 'CUSTOMER.CREATED').map((e) => e.envelope.data.id);
+  events
+    .filter((e) => e.envelope.event === 'CUSTOMER.CREATED')
+    .map((e) => e.envelope.data.id as string)
+    .filter((id) => !id.startsWith('probe-'));
+
+let probes = 0;
+/** Waits until every event emitted before now has reached `stream`: a last one is emitted and seen. */
+async function drained(t: ListeningApp, organizationId: string, stream: ReturnType<typeof listen>) {
+  const id = `probe-${++probes}`;
+  await emit(t, organizationId, id);
+  await until('the stream to drain', () => stream.received.some((e) => e.envelope.data.id === id));
+}
 
 describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (store) => {
   let t: ListeningApp;
@@ -69,7 +84,7 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
     const [streamA, streamB] = [listen(a), listen(b)];
     try {
       // The stream is open once the server has marked what was there; events after that are sent.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await until('both streams to open', () => streamA.opened() && streamB.opened());
       await emit(t, a.organizationId, 'a-1');
       await emit(t, b.organizationId, 'b-1');
       await emit(t, a.organizationId, 'a-2');
@@ -77,8 +92,8 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
         'both streams',
         () => markers(streamA.received).length >= 2 && markers(streamB.received).length >= 1,
       );
-      // B's stream got its own event, emitted after A's first one: the poll that found it saw A's too.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Nothing else is on its way: an event emitted last has arrived on each stream.
+      await Promise.all([drained(t, a.organizationId, streamA), drained(t, b.organizationId, streamB)]);
       expect(markers(streamA.received).sort()).toEqual(['a-1', 'a-2']);
       expect(markers(streamB.received)).toEqual(['b-1']);
 
@@ -194,7 +209,7 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
     const other = await listeningTestApp(store, { WEBHOOKS_PREVIEW: 'true' });
     const partner = await listeningPartner(other);
     const stream = listen(partner);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until('the stream to open', stream.opened);
     await other.close();
     await until('the stream to end', () => stream.ended);
     await stream.done;
