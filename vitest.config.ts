@@ -12,7 +12,7 @@ export default defineConfig({
   ssr: { resolve: { conditions } },
   test: {
     include: ['packages/*/test/**/*.test.ts'],
-    globalSetup: ['packages/server/test/support/global-setup.ts'],
+    globalSetup: ['packages/testkit/src/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 90_000,
     pool: 'forks',

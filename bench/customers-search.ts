@@ -7,13 +7,13 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { type CustomerListQuery, createId, customerListQuerySchema } from '@partner-api/contract';
+import { buildTestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { eq, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { customers } from '../packages/server/src/db/schema.ts';
 import { buildListQueries } from '../packages/server/src/services/customers/list.ts';
-import { buildTestApp } from '../packages/server/test/support/app.ts';
-import { createPartner, signedInject } from '../packages/server/test/support/partner.ts';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const CUSTOMERS = 10_000;

@@ -50,7 +50,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { scratchDatabase } from '../packages/server/test/support/database.ts';
+import { scratchDatabase } from '@partner-api/testkit/database.ts';
 import { buildBundles } from '../scripts/build.ts';
 import {
   ed25519VerifyRate,

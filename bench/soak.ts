@@ -28,9 +28,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createPartner, signedFetch } from '@partner-api/testkit/partner.ts';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import pg from 'pg';
-import { createPartner, signedFetch } from '../packages/server/test/support/partner.ts';
-import { type ServerProcess, startServer } from '../packages/server/test/support/process.ts';
 
 export type SoakOptions = {
   seconds: number;

@@ -1,7 +1,7 @@
 /**
  * A partner of a running server, set up through the admin API and the token endpoint like a real
  * one, and requests signed the way the SDK signs them: the tests' partner helper
- * (packages/server/test/support/partner.ts), with the bench's own X-Forwarded-For.
+ * (packages/testkit/src/partner.ts), with the bench's own X-Forwarded-For.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
@@ -10,7 +10,7 @@ import {
   type Partner,
   payloadOf,
   signedHeaders,
-} from '../../packages/server/test/support/partner.ts';
+} from '@partner-api/testkit/partner.ts';
 import type { PreparedRequest } from './load.ts';
 
 export type BenchPartner = Partner & {

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../packages/server/test/support/process.ts';
+import { freePort } from '@partner-api/testkit/process.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The production build (`npm run build`, which the bench runs first): node alone, no TypeScript loader. */

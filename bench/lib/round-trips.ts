@@ -1,6 +1,6 @@
 /**
  * Round trips per request, counted on the wire. A second `partner-api serve` reaches
- * PostgreSQL and Redis through the fault tests' TCP relay (packages/server/test/support/faults.ts),
+ * PostgreSQL and Redis through the fault tests' TCP relay (packages/testkit/src/faults.ts),
  * which counts what the server sends: on PostgreSQL each Sync or Query message begins one exchange;
  * on Redis each write of the client is one round trip (the rate limiter corks the commands of a loop
  * turn into one write). Every endpoint of the spec is counted, and the mutations' paths that differ
@@ -12,9 +12,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { scratchDatabase } from '../../packages/server/test/support/database.ts';
-import { startRelay, targetOf } from '../../packages/server/test/support/faults.ts';
-import { fetchToken, payloadOf, signedHeaders } from '../../packages/server/test/support/partner.ts';
+import { scratchDatabase } from '@partner-api/testkit/database.ts';
+import { startRelay, targetOf } from '@partner-api/testkit/faults.ts';
+import { fetchToken, payloadOf, signedHeaders } from '@partner-api/testkit/partner.ts';
 import type { PreparedRequest } from './load.ts';
 import { createBenchPartner, send } from './partner.ts';
 import { startPartnerApi } from './processes.ts';

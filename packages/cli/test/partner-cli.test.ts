@@ -4,8 +4,8 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createId } from '@partner-api/contract';
+import { type Sandbox, startSandbox } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../server/test/support/process.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PARTNER = path.join(ROOT, 'packages/cli/src/partner.ts');

@@ -2,17 +2,17 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookVerificationError } from '../../sdk/src/index.ts';
 import {
   type ListeningApp,
   listeningPartner,
   listeningTestApp,
   sdkClient,
   until,
-} from '../../server/test/support/listening.ts';
-import { type Partner, signedFetch } from '../../server/test/support/partner.ts';
+} from '@partner-api/testkit/listening.ts';
+import { type Partner, signedFetch } from '@partner-api/testkit/partner.ts';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookVerificationError } from '../../sdk/src/index.ts';
 import { PREVIEW_ENV } from '../../server/test/webhooks/api-support.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

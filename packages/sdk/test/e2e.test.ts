@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createId, ErrorMessage } from '@partner-api/contract';
+import { freePort, type Sandbox, startSandbox } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Sandbox, startSandbox } from '../../server/test/support/process.ts';
 import {
   AuthenticationError,
   ConnectionError,

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Sandbox, startSandbox } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../server/test/support/process.ts';
 
 /**
  * What a partner does with our packages, end to end: `npm pack` (whose prepack builds the SDK and the

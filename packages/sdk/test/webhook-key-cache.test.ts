@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from '../../server/test/support/app.ts';
-import { type ServerProcess, startServer } from '../../server/test/support/process.ts';
 import { LatestWebhookKeyCache, PartnerClient, type WebhookKeyCache } from '../src/index.ts';
 
 const KEY_ID = 'service-staging-ed25519-2';

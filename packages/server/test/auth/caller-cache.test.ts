@@ -1,9 +1,9 @@
+import { freePort } from '@partner-api/testkit/process.ts';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/lib/errors.ts';
 import { CallerCache, type EpochReading } from '../../src/services/auth/caller-cache.ts';
 import type { Caller } from '../../src/services/auth/load-caller.ts';
-import { freePort } from '../support/process.ts';
 
 const caller = (): Caller => ({
   credentialId: 'cred',

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedHeaders, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '../support/app.ts';
-import { createPartner, signedHeaders, signedInject } from '../support/partner.ts';
 
 const shared = {
   JWT_SECRET: randomBytes(32).toString('hex'),

@@ -1,9 +1,9 @@
 import { ErrorMessage } from '@partner-api/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { authSuite, type RouteCase } from '../support/auth-suite.ts';
-import { type Partner, signedInject } from '../support/partner.ts';
-import { authenticatedRoutes, listRoutes, urlOf } from '../support/routes.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { authSuite, type RouteCase } from '@partner-api/testkit/auth-suite.ts';
+import { type Partner, signedInject } from '@partner-api/testkit/partner.ts';
+import { authenticatedRoutes, listRoutes, urlOf } from '@partner-api/testkit/routes.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
 async function newCustomer(t: TestApp, p: Partner): Promise<string> {
   const res = await signedInject(t.app, p, {
@@ -90,7 +90,7 @@ const missingBuilder = (name: string): Pick<RouteCase, 'build'> => ({
   },
 });
 
-describe.each(STORES)('authentication pipeline on %s', (store) => {
+describeStores('authentication pipeline on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

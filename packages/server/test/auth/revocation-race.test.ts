@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { adminFetch, uniqueClientIp } from '@partner-api/testkit/helpers.ts';
+import { createPartner, newSigningKey, type Partner, signedFetch } from '@partner-api/testkit/partner.ts';
+import { type ServerProcess, startServers } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminFetch, uniqueClientIp } from '../foundation/helpers.ts';
-import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
-import { createPartner, newSigningKey, type Partner, signedFetch } from '../support/partner.ts';
-import { type ServerProcess, startServers } from '../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 if (!enabled)

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { computeContentDigest, ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { BASE_URL, createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { createSigner, httpbis } from 'http-message-signatures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { BASE_URL, createPartner, type Partner } from '../support/partner.ts';
 
 /** The spec's sample list of covered components: a client that signs all of them must pass. */
 const SAMPLE = [

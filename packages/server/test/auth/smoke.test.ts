@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
-describe.each(STORES)('smoke on %s', (store) => {
+describeStores('smoke on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

@@ -1,14 +1,14 @@
 import { ErrorMessage, signRequest } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
 import { createTokenCodec } from '../../src/services/auth/tokens.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 
 const adminHeaders = (t: TestApp) => ({ authorization: `Bearer ${t.ctx.secrets.adminToken}` });
 
-describe.each(STORES)('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/revoke on %s', (store) => {
+describeStores('POST /v1/oauth/token, GET /v1/oauth/me, POST /v1/oauth/revoke on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { type ServerProcess, startServer } from '../support/process.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);

@@ -1,6 +1,6 @@
+import type { ServerProcess } from '@partner-api/testkit/process.ts';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerProcess } from '../support/process.ts';
 import { type BrowserSandbox, HAS_CHROMIUM, SKIP_REASON, startBrowserSandbox } from './chromium.ts';
 import { compareWithBaseline, MAX_DIFF_RATIO } from './screenshots.ts';
 

@@ -1,11 +1,11 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedFetch } from '@partner-api/testkit/partner.ts';
+import { freePort } from '@partner-api/testkit/process.ts';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CREDENTIAL_PATH, type DemoCredential } from '../../src/routes/sandbox-demo-credential.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { createPartner, signedFetch } from '../support/partner.ts';
-import { freePort } from '../support/process.ts';
 import {
   type BrowserSandbox,
   HAS_CHROMIUM,

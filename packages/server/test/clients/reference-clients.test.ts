@@ -4,10 +4,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorMessage } from '@partner-api/contract';
+import { type Partner, sandboxPartner, signedFetch } from '@partner-api/testkit/partner.ts';
+import { freePort, type Sandbox, startSandbox } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_CLIENTS } from '../../src/routes/reference-clients.ts';
-import { type Partner, sandboxPartner, signedFetch } from '../support/partner.ts';
-import { freePort, type Sandbox, startSandbox } from '../support/process.ts';
 
 const CLIENTS_DIR = fileURLToPath(new URL('../../../../clients/', import.meta.url));
 

@@ -10,20 +10,20 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, payloadOf, signedInject } from '@partner-api/testkit/partner.ts';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.ts';
 import { one, rows } from '../../src/db/query.ts';
 import { claimKey, claimWithRead } from '../../src/services/idempotency/store.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, payloadOf, signedInject } from '../support/partner.ts';
 import { createCustomerViaApi } from './helpers.ts';
 
 const inProgress = { error: 'Conflict', message: ErrorMessage.idempotencyInProgress };
 const mismatch = { error: 'Unprocessable Entity', message: ErrorMessage.idempotencyPayloadMismatch };
 
-describe.each(STORES)('the key claimed with the first read, on %s', (store) => {
+describeStores('the key claimed with the first read, on %s', (store) => {
   let t: TestApp;
   let partner: Partner;
   beforeAll(async () => {

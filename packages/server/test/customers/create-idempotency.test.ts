@@ -6,16 +6,16 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, payloadOf, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, payloadOf, signedInject } from '../support/partner.ts';
 
 const inProgress = { error: 'Conflict', message: ErrorMessage.idempotencyInProgress };
 
-describe.each(STORES)('POST /v1/customers idempotency in one statement, on %s', (store) => {
+describeStores('POST /v1/customers idempotency in one statement, on %s', (store) => {
   let t: TestApp;
   let partner: Partner;
   beforeAll(async () => {

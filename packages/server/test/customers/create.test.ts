@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CUID_PATTERN } from '@partner-api/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedHeaders, signedInject } from '../support/partner.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedHeaders, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { countCustomers, customerBody, invalid } from './helpers.ts';
 
 const long = (n: number) => 'x'.repeat(n);
 
-describe.each(STORES)('POST /v1/customers on %s', (store) => {
+describeStores('POST /v1/customers on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { countingStatements } from '@partner-api/testkit/counting-db.ts';
+import { CUSTOMER_NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
+import { createPartner, signedHeaders, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { customerReader } from '../../src/services/customers/get.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { countingStatements } from '../support/counting-db.ts';
-import { createPartner, signedHeaders, signedInject } from '../support/partner.ts';
-import { createCustomerViaApi, invalid, NONEXISTENT_ID, NOT_FOUND_BODY } from './helpers.ts';
+import { createCustomerViaApi, invalid, NONEXISTENT_ID } from './helpers.ts';
 
-describe.each(STORES)('GET /v1/customers/{id} on %s', (store) => {
+describeStores('GET /v1/customers/{id} on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);
@@ -28,7 +29,7 @@ describe.each(STORES)('GET /v1/customers/{id} on %s', (store) => {
     const p = await createPartner(t);
     const res = await signedInject(t.app, p, { method: 'GET', url: `/v1/customers/${NONEXISTENT_ID}` });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual(NOT_FOUND_BODY);
+    expect(res.json()).toEqual(CUSTOMER_NOT_FOUND_BODY);
   });
 
   it.each([
@@ -107,7 +108,7 @@ describe.each(STORES)('GET /v1/customers/{id} on %s', (store) => {
     );
     answers.forEach((res, i) => {
       if (i % 2 === 0) expect(res.json()).toEqual({ data: ofA });
-      else expect([res.statusCode, res.json()]).toEqual([404, NOT_FOUND_BODY]);
+      else expect([res.statusCode, res.json()]).toEqual([404, CUSTOMER_NOT_FOUND_BODY]);
     });
   });
 });

@@ -1,12 +1,11 @@
 import type { Customer } from '@partner-api/contract';
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import { type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { eq, sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { customers } from '../../src/db/schema.ts';
-import type { TestApp } from '../support/app.ts';
-import { type Partner, signedInject } from '../support/partner.ts';
 
 export const NONEXISTENT_ID = 'c000000000000000000000000';
-export const NOT_FOUND_BODY = { error: 'Not found', message: 'Customer not found' };
 
 export function customerBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { firstName: 'Amina', lastName: 'Otieno', msisdn: '254712345678', ...overrides };

@@ -1,10 +1,10 @@
 import type { Customer } from '@partner-api/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createCustomerViaApi } from './helpers.ts';
 
-describe.each(STORES)('GET /v1/customers on %s', (store) => {
+describeStores('GET /v1/customers on %s', (store) => {
   let t: TestApp;
   let p: Partner;
   /** 12 customers, oldest first; every third inactive, alternate ones with a passport. */

@@ -1,8 +1,8 @@
 import type { Customer } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { likePattern } from '../../src/services/customers/list.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { createCustomerViaApi } from './helpers.ts';
 
 describe('likePattern', () => {
@@ -12,7 +12,7 @@ describe('likePattern', () => {
   });
 });
 
-describe.each(STORES)('GET /v1/customers?search= on %s', (store) => {
+describeStores('GET /v1/customers?search= on %s', (store) => {
   let t: TestApp;
   let p: Partner;
   const c: Record<string, Customer> = {};

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { CUSTOMER_NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
-import { createCustomerViaApi, invalid, NONEXISTENT_ID, NOT_FOUND_BODY } from './helpers.ts';
+import { createCustomerViaApi, invalid, NONEXISTENT_ID } from './helpers.ts';
 
 const FULL = {
   msisdn: '254700000001',
@@ -13,7 +14,7 @@ const FULL = {
   referenceId: 'crm-1',
 };
 
-describe.each(STORES)('PATCH /v1/customers/{id} on %s', (store) => {
+describeStores('PATCH /v1/customers/{id} on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);
@@ -154,7 +155,7 @@ describe.each(STORES)('PATCH /v1/customers/{id} on %s', (store) => {
     const key = randomUUID();
     const first = await patch(p, NONEXISTENT_ID, { firstName: 'X' }, key);
     expect(first.statusCode).toBe(404);
-    expect(first.json()).toEqual(NOT_FOUND_BODY);
+    expect(first.json()).toEqual(CUSTOMER_NOT_FOUND_BODY);
     const again = await patch(p, NONEXISTENT_ID, { firstName: 'X' }, key);
     expect(again.statusCode).toBe(404);
     expect(again.headers['idempotent-replayed']).toBe('true');

@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { listRoutes, urlOf } from '@partner-api/testkit/routes.ts';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { credentials } from '../../src/db/schema.ts';
 import { verifySecret } from '../../src/lib/passwords.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { listRoutes, urlOf } from '../support/routes.ts';
-import { adminInject } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
 const CLIENT_SECRET = /^[a-f0-9]{32}_[a-f0-9]{32}$/;
@@ -37,7 +37,7 @@ const inject = (app: FastifyInstance, route: string, headers: Record<string, str
   });
 };
 
-describe.each(STORES)('admin API on %s', (store) => {
+describeStores('admin API on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

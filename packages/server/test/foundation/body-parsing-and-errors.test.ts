@@ -1,9 +1,15 @@
 import { Readable } from 'node:stream';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import {
+  adminInject,
+  INTERNAL_ERROR_BODY,
+  JSON_HEADERS,
+  NOT_FOUND_BODY,
+  UUID,
+} from '@partner-api/testkit/helpers.ts';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JSON_BODY_LIMIT } from '../../src/plugins/body-parsing.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { adminInject, INTERNAL_ERROR_BODY, JSON_HEADERS, NOT_FOUND_BODY, UUID } from './helpers.ts';
 
 // Well-formed credentials (no such credential exists): with them only the padding field fails
 // validation, which proves the body was parsed.
@@ -27,7 +33,7 @@ const postToken = (
   headers: Record<string, string> = JSON_HEADERS,
 ) => t.app.inject({ method: 'POST', url: '/v1/oauth/token', headers, payload });
 
-describe.each(STORES)('body parsing and error shapes on %s', (store) => {
+describeStores('body parsing and error shapes on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);
@@ -218,7 +224,7 @@ describe.each(STORES)('body parsing and error shapes on %s', (store) => {
   });
 });
 
-describe.each(STORES)('X-Request-Id on %s', (store) => {
+describeStores('X-Request-Id on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, { RATE_LIMIT_GLOBAL: '2/60s' });

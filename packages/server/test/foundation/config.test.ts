@@ -2,11 +2,11 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { startServer } from '@partner-api/testkit/process.ts';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { MPESA_REQUIRED } from '../../src/services/payments/providers/mpesa/settings.ts';
-import { tempDataDir } from '../support/app.ts';
-import { startServer } from '../support/process.ts';
 import { makeCertificate } from '../webhooks/receiver.ts';
 
 /** The problems loadConfig reports, or [] when the environment is accepted. */

@@ -1,7 +1,7 @@
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { adminFetch, adminTokenOf } from '@partner-api/testkit/helpers.ts';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from '../support/app.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
-import { adminFetch, adminTokenOf } from './helpers.ts';
 
 type Org = { id: string; name: string };
 

@@ -1,8 +1,8 @@
+import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../src/db/query.ts';
-import { buildTestApp, POSTGRES_SKIP_REASON, type TestApp } from '../support/app.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL);
 if (!enabled) console.info(`DATABASE_POOL_SIZE: ${POSTGRES_SKIP_REASON}`);

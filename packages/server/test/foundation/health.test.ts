@@ -1,10 +1,15 @@
+import {
+  buildTestApp,
+  describeStores,
+  POSTGRES_SKIP_REASON,
+  type TestApp,
+} from '@partner-api/testkit/app.ts';
+import { type Relay, startRelay, targetOf } from '@partner-api/testkit/faults.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, POSTGRES_SKIP_REASON, STORES, type TestApp } from '../support/app.ts';
-import { type Relay, startRelay, targetOf } from '../support/faults.ts';
 
 const UNAVAILABLE_BODY = '{"error":"Service Unavailable"}';
 
-describe.each(STORES)('GET /healthz on %s', (store) => {
+describeStores('GET /healthz on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp, tempDataDir } from '@partner-api/testkit/app.ts';
+import { runCli } from '@partner-api/testkit/helpers.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
+import { startServer } from '@partner-api/testkit/process.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../src/db/query.ts';
 import { purgeExpired } from '../../src/services/housekeeping/purge.ts';
-import { buildTestApp, STORES, type TestApp, tempDataDir } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
-import { startServer } from '../support/process.ts';
-import { runCli } from './helpers.ts';
 
 const NOTHING_PURGED = {
   idempotencyKeys: 0,
@@ -22,7 +22,7 @@ const count = async (t: TestApp, query: ReturnType<typeof sql>) => {
   return Number(row!.n);
 };
 
-describe.each(STORES)('housekeeping: expired records are purged (%s)', (store) => {
+describeStores('housekeeping: expired records are purged (%s)', (store) => {
   let t: TestApp;
   let partner: Partner;
   beforeAll(async () => {

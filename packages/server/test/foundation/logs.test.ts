@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
 import Fastify from 'fastify';
 import pino from 'pino';
@@ -12,7 +13,6 @@ import {
   createLogger,
   requestLoggerFactory,
 } from '../../src/lib/logger.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 
 /** A logger writing into an array, one parsed JSON object a line. */
 function capture() {
@@ -24,7 +24,7 @@ function capture() {
 const STACK = /\n\s+at |\bat [\w$.<>]+ \(|\.[jt]s:\d+/;
 
 /** README.md, Operating it (Logs): no secret, stack or SQL ever reaches a log line. */
-describe.each(STORES)('log lines on %s', (store) => {
+describeStores('log lines on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

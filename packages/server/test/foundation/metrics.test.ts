@@ -1,8 +1,8 @@
+import { buildTestApp } from '@partner-api/testkit/app.ts';
+import { NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { RequestTally } from '../../src/lib/metrics.ts';
-import { buildTestApp } from '../support/app.ts';
-import { NOT_FOUND_BODY } from './helpers.ts';
 
 // The request metrics are counted in a plain map and handed to prom-client when read
 // (lib/metrics.ts): what /metrics shows must be what prom-client's own Counter and Histogram show

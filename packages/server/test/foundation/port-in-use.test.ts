@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { freePort, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from '../support/app.ts';
-import { freePort, type ServerProcess, startServer } from '../support/process.ts';
 
 /** An HTTP server holding a port on 127.0.0.1, as another program would. */
 async function holdPort(): Promise<{ port: number; server: Server }> {

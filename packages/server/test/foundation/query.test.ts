@@ -1,9 +1,9 @@
+import { POSTGRES_SKIP_REASON } from '@partner-api/testkit/app.ts';
+import { countingStatements } from '@partner-api/testkit/counting-db.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/client.ts';
 import { coalescedReader, dateOf, one, rows, run } from '../../src/db/query.ts';
-import { POSTGRES_SKIP_REASON } from '../support/app.ts';
-import { countingStatements } from '../support/counting-db.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 if (!DATABASE_URL) console.info(`db/query.ts on PostgreSQL: ${POSTGRES_SKIP_REASON}`);

@@ -1,8 +1,8 @@
+import { buildTestApp, REDIS_SKIP_REASON, type TestApp } from '@partner-api/testkit/app.ts';
+import { JSON_HEADERS, redisReady, uniqueClientIp } from '@partner-api/testkit/helpers.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REDIS_SKIP_REASON, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
-import { JSON_HEADERS, redisReady, uniqueClientIp } from './helpers.ts';
 
 const GLOBAL_429 = {
   error: 'Too Many Requests',

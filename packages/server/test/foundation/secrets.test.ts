@@ -1,11 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { startServer } from '@partner-api/testkit/process.ts';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { loadSecrets, SecretsFileError } from '../../src/lib/secrets.ts';
-import { tempDataDir } from '../support/app.ts';
-import { startServer } from '../support/process.ts';
 
 const configIn = (dataDir: string) => loadConfig({ DATA_DIR: dataDir });
 

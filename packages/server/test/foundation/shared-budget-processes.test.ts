@@ -1,7 +1,7 @@
+import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { uniqueClientIp } from '@partner-api/testkit/helpers.ts';
+import { type ServerProcess, startServers } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
-import { type ServerProcess, startServers } from '../support/process.ts';
-import { uniqueClientIp } from './helpers.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;

@@ -1,11 +1,11 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { until } from '@partner-api/testkit/listening.ts';
+import { logEntries, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { installUnusedConnectionClose } from '../../src/plugins/unused-connections.ts';
-import { tempDataDir } from '../support/app.ts';
-import { until } from '../support/listening.ts';
-import { logEntries, type ServerProcess, startServer } from '../support/process.ts';
 
 /** A TCP connection that is open and has sent nothing, as a load balancer's pre-opened one. */
 const openConnection = (url: string) =>

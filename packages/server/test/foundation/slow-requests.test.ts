@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
+import { type ServerProcess, startSandbox } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, startSandbox } from '../support/process.ts';
 
 /**
  * A client that trickles a request body a byte at a time holds a connection only until

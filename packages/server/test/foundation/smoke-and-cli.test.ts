@@ -2,12 +2,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import path from 'node:path';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { runCli } from '@partner-api/testkit/helpers.ts';
+import { sandboxPartner, signedHeaders } from '@partner-api/testkit/partner.ts';
+import { freePort, logEntries, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundles } from '../../../../scripts/build.ts';
-import { tempDataDir } from '../support/app.ts';
-import { sandboxPartner, signedHeaders } from '../support/partner.ts';
-import { freePort, logEntries, type ServerProcess, startServer } from '../support/process.ts';
-import { runCli } from './helpers.ts';
 
 const CLIENT_ID = /^org_[a-f0-9]{32}$/;
 const CLIENT_SECRET = /^[a-f0-9]{32}_[a-f0-9]{32}$/;

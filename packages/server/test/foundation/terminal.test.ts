@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
+import { freePort, startServer } from '@partner-api/testkit/process.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDataDir } from '../support/app.ts';
-import { freePort, startServer } from '../support/process.ts';
 import { waitFor } from '../ussd/support.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));

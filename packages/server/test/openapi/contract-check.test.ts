@@ -1,11 +1,11 @@
+import { buildTestApp } from '@partner-api/testkit/app.ts';
+import { CONTRACT_VIOLATION_STATUS, checkResponse } from '@partner-api/testkit/contract-check.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { and, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKeys } from '../../src/db/schema.ts';
 import type { OpenApiDocument } from '../../src/openapi/types.ts';
 import { openApiDocumentOf } from '../../src/routes/docs.ts';
-import { buildTestApp } from '../support/app.ts';
-import { CONTRACT_VIOLATION_STATUS, checkResponse } from '../support/contract-check.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 
 const RATE_HEADERS = {
   'x-request-id': 'req-1',

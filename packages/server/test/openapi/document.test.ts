@@ -1,12 +1,12 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { bodyProblems } from '@partner-api/testkit/contract-check.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/openapi/build-document.ts';
 import { OPERATIONS } from '../../src/openapi/operations.ts';
 import type { OpenApiDocument, ResponseObject } from '../../src/openapi/types.ts';
 import { openApiDocumentOf } from '../../src/routes/docs.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { bodyProblems } from '../support/contract-check.ts';
 
 const LIVE_OPERATIONS = [
   'post /oauth/token',

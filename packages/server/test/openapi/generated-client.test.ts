@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildTestApp } from '@partner-api/testkit/app.ts';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { openApiDocumentOf } from '../../src/routes/docs.ts';
-import { buildTestApp } from '../support/app.ts';
 import { GENERATED_CLIENT, generateClientTypes } from './generate-client.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));

@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ErrorLabel, ErrorMessage } from '@partner-api/contract';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
@@ -11,8 +13,6 @@ import { createRuntime } from '../../src/runtime.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import { type SandboxCredentialsFile, seedSandbox } from '../../src/services/sandbox/seed.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import { insertCustomer } from '../ussd/support.ts';
 
 type Screen = {

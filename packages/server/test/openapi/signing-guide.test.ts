@@ -1,9 +1,9 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ErrorMessage, signPartnerRequest, verifyRequestSignature } from '@partner-api/contract';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { BASE_URL, createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { BASE_URL, createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { EXAMPLE_KEY, EXAMPLE_REQUEST, workedExample } from './signing-example.ts';
 
 const GUIDE = readFileSync(new URL('../../../../docs/signing.md', import.meta.url), 'utf8');

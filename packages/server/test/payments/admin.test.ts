@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildAdminApp } from '../../src/admin/app.ts';
 import { stocks } from '../../src/db/schema.ts';
 import { seedSandbox } from '../../src/services/sandbox/seed.ts';
 import { NSE_STOCKS } from '../../src/services/stocks/nse-catalog.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow } from '../ussd/support.ts';
 import { adminCaller, placePendingBuy } from './support.ts';
 
 const uniqueSymbol = () => `T${randomBytes(4).toString('hex').toUpperCase()}`;
 
-describe.each(STORES)('admin API for stocks, orders and settlement on %s', (store) => {
+describeStores('admin API for stocks, orders and settlement on %s', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

@@ -1,16 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
 import { cancelOrder } from '../../src/services/orders/cancel.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow, transactionsOf } from '../ussd/support.ts';
 import { placePendingBuy, sendCallback } from './support.ts';
 
-describe.each(STORES)('POST /v1/webhooks/callback on %s', (store) => {
+describeStores('POST /v1/webhooks/callback on %s', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

@@ -1,9 +1,9 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createOrderWithTransactions } from '@partner-api/testkit/orders.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import type { SQLWrapper } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createOrderWithTransactions } from '../support/orders.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 
 const notFound = (orderId: string) => ({
   error: 'Transaction not found',
@@ -11,7 +11,7 @@ const notFound = (orderId: string) => ({
 });
 const NONEXISTENT_ORDER = 'c000000000000000000000000';
 
-describe.each(STORES)('GET /v1/payment/status/{orderId} on %s', (store) => {
+describeStores('GET /v1/payment/status/{orderId} on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

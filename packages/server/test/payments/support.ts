@@ -1,9 +1,9 @@
 import { createId } from '@partner-api/contract';
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import type { Partner } from '@partner-api/testkit/partner.ts';
 import type { InjectOptions } from 'fastify';
 import { orders, transactions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
-import type { TestApp } from '../support/app.ts';
-import type { Partner } from '../support/partner.ts';
 
 /** A buy order awaiting its collection, as a USSD confirmation leaves it. */
 export async function placePendingBuy(

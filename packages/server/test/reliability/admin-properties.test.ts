@@ -12,14 +12,14 @@
  * own writes. PROPERTY_RUNS (default 60 per property) and PROPERTY_SEED make a run reproducible.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { createOrderWithTransactions } from '@partner-api/testkit/orders.ts';
+import { listRoutes, urlOf } from '@partner-api/testkit/routes.ts';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { ownDatabase } from '../support/database.ts';
-import { createOrderWithTransactions } from '../support/orders.ts';
-import { listRoutes, urlOf } from '../support/routes.ts';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import {
   bounded,
   contentType,
@@ -257,7 +257,7 @@ const extraHeaders = fc.oneof(
 
 // ---------- the suite ----------
 
-describe.each(STORES)('every admin route under random input, on %s', (store) => {
+describeStores('every admin route under random input, on %s', (store) => {
   let t: TestApp;
   let database: Awaited<ReturnType<typeof ownDatabase>>;
   const ids = {

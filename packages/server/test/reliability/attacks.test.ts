@@ -10,17 +10,17 @@ import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { computeContentDigest, createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp, tempDataDir } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { createOrderWithTransactions } from '@partner-api/testkit/orders.ts';
+import { createPartner, type Partner, signedHeaders, signedInject } from '@partner-api/testkit/partner.ts';
+import { startServer } from '@partner-api/testkit/process.ts';
+import { listRoutes, urlOf } from '@partner-api/testkit/routes.ts';
 import { eq } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customers, ussdSessions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
-import { adminInject } from '../foundation/helpers.ts';
-import { buildTestApp, STORES, type TestApp, tempDataDir } from '../support/app.ts';
-import { createOrderWithTransactions } from '../support/orders.ts';
-import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
-import { startServer } from '../support/process.ts';
-import { listRoutes, urlOf } from '../support/routes.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
@@ -31,7 +31,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const strictEncode = (value: string) =>
   encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-describe.each(STORES)('attacks on %s', (store) => {
+describeStores('attacks on %s', (store) => {
   let t: TestApp;
   let a: Partner;
   let b: Partner;

@@ -4,6 +4,18 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import {
+  buildTestApp,
+  describeStores,
+  POSTGRES_SKIP_REASON,
+  REDIS_SKIP_REASON,
+  type TestApp,
+  tempDataDir,
+} from '@partner-api/testkit/app.ts';
+import { scratchDatabase } from '@partner-api/testkit/database.ts';
+import { type Relay, startRelay, targetOf } from '@partner-api/testkit/faults.ts';
+import { createPartner, type Partner, signedHeaders, signedInject } from '@partner-api/testkit/partner.ts';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -14,18 +26,6 @@ import { holdings, orders, transactions } from '../../src/db/schema.ts';
 import { REDIS_RETRY_AFTER_MS } from '../../src/plugins/rate-limit.ts';
 import { cancelOrder } from '../../src/services/orders/cancel.ts';
 import { placePendingBuy, sendCallback } from '../payments/support.ts';
-import {
-  buildTestApp,
-  POSTGRES_SKIP_REASON,
-  REDIS_SKIP_REASON,
-  STORES,
-  type TestApp,
-  tempDataDir,
-} from '../support/app.ts';
-import { scratchDatabase } from '../support/database.ts';
-import { type Relay, startRelay, targetOf } from '../support/faults.ts';
-import { createPartner, type Partner, signedHeaders, signedInject } from '../support/partner.ts';
-import { type ServerProcess, startServer } from '../support/process.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -659,7 +659,7 @@ describe.skipIf(!DATABASE_URL)(
 // order's own commit.
 // ---------------------------------------------------------------------------------------------
 
-describe.each(STORES)('payment callbacks out of order, on %s', (store) => {
+describeStores('payment callbacks out of order, on %s', (store) => {
   let t: TestApp;
   let stocks: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

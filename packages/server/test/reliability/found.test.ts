@@ -4,11 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { computeContentDigest, signRequest } from '@partner-api/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { BASE_URL, createPartner, type Partner, signedInject } from '../support/partner.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { BASE_URL, createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
-describe.each(STORES)('found by the reliability suites, on %s', (store) => {
+describeStores('found by the reliability suites, on %s', (store) => {
   let t: TestApp;
   let partner: Partner;
   beforeAll(async () => {

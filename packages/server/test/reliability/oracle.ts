@@ -1,7 +1,7 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { JSON_BODY_LIMIT } from '../../src/plugins/body-parsing.ts';
-import type { TestApp } from '../support/app.ts';
 
 /**
  * What every answer of the service may be, endpoint by endpoint: the spec's statuses ("Any

@@ -13,14 +13,14 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createId, signPartnerRequest } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { BASE_URL, createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { eq, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { customers, orders, transactions } from '../../src/db/schema.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { BASE_URL, createPartner, type Partner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 import {
   bounded,
@@ -166,7 +166,7 @@ function wire(partner: Partner, plan: Plan, sign = true): InjectOptions {
 
 // ---------- the suite ----------
 
-describe.each(STORES)('every endpoint under random input, on %s', (store) => {
+describeStores('every endpoint under random input, on %s', (store) => {
   let t: TestApp;
   let partner: Partner;
   let revoker: Partner;

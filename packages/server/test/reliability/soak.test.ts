@@ -2,10 +2,11 @@
  * The soak's shortened form: bench/soak.ts for SOAK_SECONDS (default 20 here) against a
  * started server on PostgreSQL. The full run is `npm run soak` (600 s); see docs/reliability.md.
  */
+
+import { POSTGRES_SKIP_REASON } from '@partner-api/testkit/app.ts';
+import { scratchDatabase } from '@partner-api/testkit/database.ts';
 import { describe, expect, it } from 'vitest';
 import { runSoak } from '../../../../bench/soak.ts';
-import { POSTGRES_SKIP_REASON } from '../support/app.ts';
-import { scratchDatabase } from '../support/database.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 20);

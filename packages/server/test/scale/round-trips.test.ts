@@ -6,10 +6,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
+import {
+  buildTestApp,
+  POSTGRES_SKIP_REASON,
+  REDIS_SKIP_REASON,
+  type TestApp,
+} from '@partner-api/testkit/app.ts';
+import { type Relay, startRelay, targetOf } from '@partner-api/testkit/faults.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, type TestApp } from '../support/app.ts';
-import { type Relay, startRelay, targetOf } from '../support/faults.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 
 const { DATABASE_URL, REDIS_URL } = process.env;

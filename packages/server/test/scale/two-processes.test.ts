@@ -1,12 +1,12 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { ErrorMessage } from '@partner-api/contract';
+import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { uniqueClientIp } from '@partner-api/testkit/helpers.ts';
+import { createPartner, fetchToken, type Partner, signedFetch } from '@partner-api/testkit/partner.ts';
+import { type ServerProcess, startServers } from '@partner-api/testkit/process.ts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
-import { uniqueClientIp } from '../foundation/helpers.ts';
-import { POSTGRES_SKIP_REASON, REDIS_SKIP_REASON, tempDataDir } from '../support/app.ts';
-import { createPartner, fetchToken, type Partner, signedFetch } from '../support/partner.ts';
-import { type ServerProcess, startServers } from '../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 if (!enabled)

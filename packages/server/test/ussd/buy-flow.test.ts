@@ -1,11 +1,11 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { holdings } from '../../src/db/schema.ts';
 import { money, parseDecimal, plain, unitsFor } from '../../src/lib/money.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
   ensureCatalog,
   insertCustomer,
@@ -21,7 +21,7 @@ type Status = {
   payment?: { status: string; type: string; amount: string; provider: string };
 };
 
-describe.each(STORES)('buying through USSD, paid by the sandbox simulator, on %s', (store) => {
+describeStores('buying through USSD, paid by the sandbox simulator, on %s', (store) => {
   let t: TestApp;
   let simulator: PaymentWorker;
   beforeAll(async () => {

@@ -1,11 +1,11 @@
 import { createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
   ensureCatalog,
   insertCustomer,
@@ -18,7 +18,7 @@ import {
   waitFor,
 } from './support.ts';
 
-describe.each(STORES)('cancelling and selling through USSD on %s', (store) => {
+describeStores('cancelling and selling through USSD on %s', (store) => {
   let t: TestApp;
   let simulator: PaymentWorker;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;

@@ -1,8 +1,8 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import {
   ensureCatalog,
   holdFirstMove,
@@ -26,7 +26,7 @@ const HOME = { key: '0', label: 'Home', nextState: 'HOME' };
  * winner's commit: that loser once answered "Something went wrong." and logged at level
  * 50. The embedded store runs one transaction at a time: its loser reads after the winner commits.
  */
-describe.each(STORES)('concurrent sells and cancels on %s: the loser gets a clean refusal', (store) => {
+describeStores('concurrent sells and cancels on %s: the loser gets a clean refusal', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   const logLines: string[] = [];

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import {
   ensureCatalog,
   FIXTURES,
@@ -18,7 +18,7 @@ const UGX_STOCK = { symbol: 'ZZUGX', name: 'Zulu Uganda Test Holdings', price: '
 
 // Every amount on every screen carries the currency of its own stock, holding or order: a UGX
 // holding was shown as "KES 500.00" on the portfolio, and a UGX order as KES on its details.
-describe.each(STORES)('USSD screens show each amount in its own currency on %s', (store) => {
+describeStores('USSD screens show each amount in its own currency on %s', (store) => {
   let t: TestApp;
   let ids: { ugx: string; kes: string };
   beforeAll(async () => {

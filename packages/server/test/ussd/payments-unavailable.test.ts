@@ -1,17 +1,17 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { orders, transactions } from '../../src/db/schema.ts';
 import { createAdapterRegistry } from '../../src/services/payments/registry.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, insertHolding, type UssdData, ussdClient } from './support.ts';
 
 /**
  * Production with no provider for the customer's network (docs/payments.md): the confirm screen
  * says so, offers only `0 Home`, and no order or transaction is ever created.
  */
-describe.each(STORES)('USSD when no provider serves the network, on %s', (store) => {
+describeStores('USSD when no provider serves the network, on %s', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

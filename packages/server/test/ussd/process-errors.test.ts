@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
 import { orders, ussdSessions } from '../../src/db/schema.ts';
 import { withErrorState } from '../../src/services/ussd/error-state.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
   ensureCatalog,
   FIXTURES,
@@ -15,7 +15,7 @@ import {
   ussdClient,
 } from './support.ts';
 
-describe.each(STORES)('POST /v1/ussd/process: errors, idempotency and races on %s', (store) => {
+describeStores('POST /v1/ussd/process: errors, idempotency and races on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner } from '../support/partner.ts';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureCatalog, FIXTURES, insertCustomer, type UssdData, ussdClient } from './support.ts';
 
-describe.each(STORES)('POST /v1/ussd/process: menus on %s', (store) => {
+describeStores('POST /v1/ussd/process: menus on %s', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

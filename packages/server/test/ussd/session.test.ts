@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ussdSessions } from '../../src/db/schema.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 import { ensureCatalog, insertCustomer, type UssdData, ussdClient } from './support.ts';
 
-describe.each(STORES)('POST /v1/ussd/session on %s', (store) => {
+describeStores('POST /v1/ussd/session on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

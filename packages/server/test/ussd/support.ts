@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createId } from '@partner-api/contract';
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import { type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { customers, holdings, orders, stocks, transactions } from '../../src/db/schema.ts';
 import { NSE_STOCKS } from '../../src/services/stocks/nse-catalog.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
-import type { TestApp } from '../support/app.ts';
-import { type Partner, signedInject } from '../support/partner.ts';
 
 /**
  * Fixture stocks with fixed prices. The catalog is global and shared by test files running at once

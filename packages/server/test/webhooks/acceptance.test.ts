@@ -1,9 +1,9 @@
 import { WEBHOOK_EVENTS, type WebhookEnvelope } from '@partner-api/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeStores } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { createPartner, newSigningKey, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PartnerClient } from '../../../sdk/src/index.ts';
-import { adminInject } from '../foundation/helpers.ts';
-import { STORES } from '../support/app.ts';
-import { createPartner, newSigningKey, signedInject } from '../support/partner.ts';
 import { ensureCatalog, FIXTURES, refOf, ussdClient, waitFor } from '../ussd/support.ts';
 import { type DeliveryApp, type PublishedKey, startDeliveryApp, verifyBoth } from './delivery-support.ts';
 
@@ -13,7 +13,7 @@ import { type DeliveryApp, type PublishedKey, startDeliveryApp, verifyBoth } fro
  * verifies three ways: the SDK's `webhooks.verify` (fetching the published key), the contract's
  * recipe, and the independent `http-message-signatures` library.
  */
-describe.each(STORES)('every event type, caused through the API, delivered and verified on %s', (store) => {
+describeStores('every event type, caused through the API, delivered and verified on %s', (store) => {
   let d: DeliveryApp;
   beforeAll(async () => {
     d = await startDeliveryApp(store, 'webhook_acceptance', {

@@ -1,6 +1,6 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
 import { rows } from '../../src/db/query.ts';
-import type { TestApp } from '../support/app.ts';
 
 /** The app settings of the webhook API suites: the preview on, targets on this machine allowed. */
 export const PREVIEW_ENV = { WEBHOOKS_PREVIEW: 'true', WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { CUID_PATTERN } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { authSuite, type RouteCase } from '@partner-api/testkit/auth-suite.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows, run } from '../../src/db/query.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { authSuite, type RouteCase } from '../support/auth-suite.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import { dataOf, eventsOf, PREVIEW_ENV } from './api-support.ts';
 
 const URL_A = 'https://hooks.example.com/partner-api';
@@ -21,7 +21,7 @@ const DEACTIVATED = {
   message: 'Webhook is DEACTIVED; re-activate it with PUT /webhooks',
 };
 
-describe.each(STORES)('webhook configuration API (preview on) on %s', (store) => {
+describeStores('webhook configuration API (preview on) on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, PREVIEW_ENV);
@@ -596,7 +596,7 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
-describe.each(STORES)('webhook routes pass the shared authentication suite on %s', (store) => {
+describeStores('webhook routes pass the shared authentication suite on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, PREVIEW_ENV);

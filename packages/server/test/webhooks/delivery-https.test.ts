@@ -1,11 +1,11 @@
 import { computeContentDigest, WEBHOOK_EVENTS, WEBHOOK_SIGNATURE_LABEL } from '@partner-api/contract';
+import { describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run } from '../../src/db/query.ts';
 import { REASON_FAILING, REASON_GONE } from '../../src/services/webhooks/delivery.ts';
 import { queueStats } from '../../src/services/webhooks/delivery-store.ts';
-import { STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
@@ -25,7 +25,7 @@ import {
  * (startDeliveryApp says why). Fast retries (WEBHOOK_BACKOFF_BASE_MS) and a short timeout keep the
  * suite quick; no assertion is on timing.
  */
-describe.each(STORES)('webhook delivery over HTTPS on %s', (store) => {
+describeStores('webhook delivery over HTTPS on %s', (store) => {
   let d: DeliveryApp;
   let t: TestApp;
   let key: PublishedKey;

@@ -1,8 +1,8 @@
+import { describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { claimDueDeliveries } from '../../src/services/webhooks/delivery-store.ts';
-import { STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   createWebhook,
@@ -18,7 +18,7 @@ import {
  * of ten minutes, only the nudge can deliver within the test's wait. Own database: see
  * startDeliveryApp.
  */
-describe.each(STORES)('a committed mutation nudges the webhook worker on %s', (store) => {
+describeStores('a committed mutation nudges the webhook worker on %s', (store) => {
   let d: DeliveryApp;
   let t: TestApp;
   let r: Receiver;

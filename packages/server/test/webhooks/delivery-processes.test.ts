@@ -1,13 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { webhookKeyId } from '@partner-api/contract';
+import { POSTGRES_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { createPartner, type Partner, payloadOf, signedHeaders } from '@partner-api/testkit/partner.ts';
+import { freePort, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/client.ts';
 import { createOutbox } from '../../src/services/webhooks/outbox.ts';
-import { POSTGRES_SKIP_REASON, tempDataDir } from '../support/app.ts';
-import { ownDatabase } from '../support/database.ts';
-import { createPartner, type Partner, payloadOf, signedHeaders } from '../support/partner.ts';
-import { freePort, type ServerProcess, startServer } from '../support/process.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,

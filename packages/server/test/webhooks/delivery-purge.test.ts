@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
 import { purgeExpired } from '../../src/services/housekeeping/purge.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { createWebhook, emitEvent } from './delivery-support.ts';
 
 /**
  * 30 days of events are kept (GET /v1/webhooks/events lists that much). No worker runs here, so
  * the shared database is fine: the rows are this test's own organization's, set by hand.
  */
-describe.each(STORES)('webhook history purge on %s', (store) => {
+describeStores('webhook history purge on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, { WEBHOOKS_PREVIEW: 'true' });

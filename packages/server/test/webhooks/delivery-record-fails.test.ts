@@ -1,7 +1,7 @@
+import { describeStores } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
-import { STORES } from '../support/app.ts';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
@@ -19,7 +19,7 @@ const BACKOFF_BASE_MS = 1000;
  * is handed back for the base backoff, not held for the whole lease: it is sent again within
  * seconds, recorded, and delivered. Own database: see startDeliveryApp.
  */
-describe.each(STORES)('a delivery whose record fails is handed back on %s', (store) => {
+describeStores('a delivery whose record fails is handed back on %s', (store) => {
   let d: DeliveryApp;
   beforeAll(async () => {
     d = await startDeliveryApp(store, 'webhook_record_fails', {

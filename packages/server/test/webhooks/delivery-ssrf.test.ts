@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES, type TestApp } from '../support/app.ts';
+import { describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '../ussd/support.ts';
 import {
   attemptsOf,
@@ -34,7 +34,7 @@ const TABLE: Record<string, LookupAddress[]> = {
  * table (no DNS in tests); a real receiver on this machine shows nothing reached it. Own database:
  * see startDeliveryApp.
  */
-describe.each(STORES)('webhook delivery refused at connect time on %s', (store) => {
+describeStores('webhook delivery refused at connect time on %s', (store) => {
   let d: DeliveryApp;
   let t: TestApp;
   let r: Receiver;

@@ -11,6 +11,8 @@ import {
   WEBHOOK_SIGNED_COMPONENTS,
   type WebhookEventName,
 } from '@partner-api/contract';
+import { buildTestApp, type StoreKind, type TestApp } from '@partner-api/testkit/app.ts';
+import { ownDatabase } from '@partner-api/testkit/database.ts';
 import { sql } from 'drizzle-orm';
 import { createVerifier, httpbis } from 'http-message-signatures';
 import { PartnerClient } from '../../../sdk/src/index.ts';
@@ -19,8 +21,6 @@ import { one, run } from '../../src/db/query.ts';
 import type { EventOutbox } from '../../src/services/webhooks/outbox.ts';
 import type { Lookup } from '../../src/services/webhooks/target.ts';
 import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/worker.ts';
-import { buildTestApp, type StoreKind, type TestApp } from '../support/app.ts';
-import { ownDatabase } from '../support/database.ts';
 import {
   makeCertificate,
   type Received,

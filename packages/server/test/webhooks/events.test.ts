@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createSellOrder } from '../../src/services/orders/create-sell.ts';
-import { adminInject } from '../foundation/helpers.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, type Partner, signedInject } from '../support/partner.ts';
 import {
   ensureCatalog,
   FIXTURES,
@@ -20,7 +20,7 @@ import { dataOf, eventsOf, ISO_DATE, PREVIEW_ENV } from './api-support.ts';
  * data). Payments are settled by hand through the admin API: the same apply-once path as the
  * provider's answers.
  */
-describe.each(STORES)('events written with the change on %s', (store) => {
+describeStores('events written with the change on %s', (store) => {
   let t: TestApp;
   let stockIds: Awaited<ReturnType<typeof ensureCatalog>>;
   beforeAll(async () => {

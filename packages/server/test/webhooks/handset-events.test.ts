@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildTestApp, type StoreKind, type TestApp } from '@partner-api/testkit/app.ts';
+import { NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
 import { type SandboxCredentialsFile, seedSandbox } from '../../src/services/sandbox/seed.ts';
-import { NOT_FOUND_BODY } from '../foundation/helpers.ts';
-import { buildTestApp, type StoreKind, type TestApp } from '../support/app.ts';
-import { createPartner } from '../support/partner.ts';
 
 async function seededApp(store: StoreKind, env: Record<string, string>) {
   const t = await buildTestApp(store, env);

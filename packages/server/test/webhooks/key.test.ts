@@ -7,9 +7,9 @@ import {
   verify,
 } from 'node:crypto';
 import { webhookKeyId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWebhookKey } from '../../src/services/webhooks/signing-key.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 
 const pem = (type: 'ed25519' | 'rsa') => {
   const { privateKey } =
@@ -38,7 +38,7 @@ describe('webhook key id and description', () => {
   });
 });
 
-describe.each(STORES)('GET /v1/webhooks/key on %s', (store) => {
+describeStores('GET /v1/webhooks/key on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

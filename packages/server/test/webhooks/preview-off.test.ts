@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
 import { openApiDocumentOf } from '../../src/routes/docs.ts';
-import { adminInject } from '../foundation/helpers.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
-import { createPartner, signedInject } from '../support/partner.ts';
 import { ensureCatalog, FIXTURES, insertCustomer, refOf, ussdClient } from '../ussd/support.ts';
 import { PREVIEW_ENV } from './api-support.ts';
 
@@ -38,7 +38,7 @@ const PREVIEW_OPERATIONS = [
  * With WEBHOOKS_PREVIEW off (the default), today's contract holds byte for byte: the planned paths
  * are unmatched routes, the document does not list them, and no change writes an event.
  */
-describe.each(STORES)('webhooks preview off (the default) on %s', (store) => {
+describeStores('webhooks preview off (the default) on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store);

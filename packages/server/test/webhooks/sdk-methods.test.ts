@@ -1,10 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeStores } from '@partner-api/testkit/app.ts';
+import {
+  type ListeningApp,
+  listeningPartner,
+  listeningTestApp,
+  sdkClient,
+} from '@partner-api/testkit/listening.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, ValidationError } from '../../../sdk/src/index.ts';
-import { STORES } from '../support/app.ts';
-import { type ListeningApp, listeningPartner, listeningTestApp, sdkClient } from '../support/listening.ts';
 import { PREVIEW_ENV } from './api-support.ts';
 
-describe.each(STORES)("the SDK's webhook methods against the preview API on %s", (store) => {
+describeStores("the SDK's webhook methods against the preview API on %s", (store) => {
   let t: ListeningApp;
   beforeAll(async () => {
     t = await listeningTestApp(store, PREVIEW_ENV);

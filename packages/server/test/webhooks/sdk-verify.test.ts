@@ -1,8 +1,8 @@
 import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { signWebhookDelivery, type WebhookEnvelope } from '@partner-api/contract';
+import { type ServerProcess, startServer, tempDataDir } from '@partner-api/testkit/process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookVerificationError } from '../../../sdk/src/index.ts';
-import { type ServerProcess, startServer, tempDataDir } from '../support/process.ts';
 import { countingClient } from './delivery-support.ts';
 
 const RECEIVER = 'https://receiver.example/hooks?tenant=7';

@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamedWebhookEvent } from '../../../sdk/src/index.ts';
-import { isLocalForwardUrl } from '../../src/routes/webhook-stream.ts';
-import { adminInject, NOT_FOUND_BODY } from '../foundation/helpers.ts';
-import { buildTestApp, STORES } from '../support/app.ts';
+import { buildTestApp, describeStores } from '@partner-api/testkit/app.ts';
+import { adminInject, NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
 import {
   type ListeningApp,
   listeningPartner,
   listeningTestApp,
   sdkClient,
   until,
-} from '../support/listening.ts';
-import { createPartner, type Partner, signedFetch, signedInject } from '../support/partner.ts';
+} from '@partner-api/testkit/listening.ts';
+import { createPartner, type Partner, signedFetch, signedInject } from '@partner-api/testkit/partner.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamedWebhookEvent } from '../../../sdk/src/index.ts';
+import { isLocalForwardUrl } from '../../src/routes/webhook-stream.ts';
 
 const FORWARD_TO = 'http://localhost:3000/hooks';
 const STREAM_URL = `/v1/webhooks/events/stream?forwardTo=${encodeURIComponent(FORWARD_TO)}`;
@@ -70,7 +70,7 @@ async function drained(t: ListeningApp, organizationId: string, stream: ReturnTy
   await until('the stream to drain', () => stream.received.some((e) => e.envelope.data.id === id));
 }
 
-describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (store) => {
+describeStores('GET /v1/webhooks/events/stream on %s (preview on)', (store) => {
   let t: ListeningApp;
   beforeAll(async () => {
     t = await listeningTestApp(store, { WEBHOOKS_PREVIEW: 'true' });
@@ -216,7 +216,7 @@ describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview on)', (stor
   });
 });
 
-describe.each(STORES)('GET /v1/webhooks/events/stream on %s (preview off)', (store) => {
+describeStores('GET /v1/webhooks/events/stream on %s (preview off)', (store) => {
   it('is the 404 every unknown path gets', async () => {
     const t = await buildTestApp(store);
     try {

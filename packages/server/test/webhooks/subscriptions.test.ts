@@ -7,11 +7,11 @@ import {
   WEBHOOK_EVENTS,
   type WebhookEventName,
 } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
-import { adminInject } from '../foundation/helpers.ts';
-import { buildTestApp, STORES, type TestApp } from '../support/app.ts';
 import { PREVIEW_ENV } from './api-support.ts';
 
 const CUSTOMER = ['CUSTOMER.CREATED', 'CUSTOMER.UPDATED'];
@@ -75,7 +75,7 @@ describe('subscription rules through subscriptionsCover', () => {
   });
 });
 
-describe.each(STORES)('subscription rules through the real outbox on %s', (store) => {
+describeStores('subscription rules through the real outbox on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, PREVIEW_ENV);

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
 import { createAirtelPaymentAdapter } from '../../../src/services/payments/providers/airtel/adapter.ts';
-import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
-import { createPartner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer, waitFor } from '../../ussd/support.ts';
 import { placePendingBuy } from '../support.ts';
 import { airtelPerTest } from './harness.ts';
@@ -22,7 +22,7 @@ const silent = { info: () => {}, warn: () => {}, error: () => {} };
  * no v3 status path). Before, the enquiry went to the v3 path, met 404 at every attempt, and a paid
  * payout ended with the operator while the partner saw PENDING (docs/payments-airtel.md).
  */
-describe.each(STORES)('an Airtel v3 payout through the pipeline on %s', (store) => {
+describeStores('an Airtel v3 payout through the pipeline on %s', (store) => {
   const start = airtelPerTest();
   let t: TestApp;
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type FakeDaraja, startFakeDaraja } from '@partner-api/fakes';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
@@ -16,7 +17,6 @@ import type {
 import { createDarajaPaymentAdapter } from '../../../src/services/payments/providers/mpesa/adapter.ts';
 import { CALLBACK_ACK } from '../../../src/services/payments/providers/mpesa/callbacks.ts';
 import { createMpesaAdapter } from '../../../src/services/payments/providers/mpesa/client.ts';
-import { tempDataDir } from '../../support/app.ts';
 import { testConfig } from './harness.ts';
 
 /**

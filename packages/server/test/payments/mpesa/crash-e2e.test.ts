@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type FakeDaraja, startFakeDaraja } from '@partner-api/fakes';
+import { POSTGRES_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { createPartner, type Partner, payloadOf, signedHeaders } from '@partner-api/testkit/partner.ts';
+import { freePort, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP_REASON, tempDataDir } from '../../support/app.ts';
-import { ownDatabase } from '../../support/database.ts';
-import { createPartner, type Partner, payloadOf, signedHeaders } from '../../support/partner.ts';
-import { freePort, type ServerProcess, startServer } from '../../support/process.ts';
 import { waitFor } from '../../ussd/support.ts';
 import { CALLBACK_TOKEN, productionEnv } from './production.ts';
 

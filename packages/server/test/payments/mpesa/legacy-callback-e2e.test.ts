@@ -1,10 +1,10 @@
 import type { FakeScenario } from '@partner-api/fakes';
+import { POSTGRES_SKIP_REASON } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { signCallback } from '../../../src/services/payments/callback-signature.ts';
-import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
-import { createPartner, type Partner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer, orderRow, waitFor } from '../../ussd/support.ts';
 import { placePendingBuy } from '../support.ts';
 import {

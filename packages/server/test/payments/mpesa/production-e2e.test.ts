@@ -1,10 +1,10 @@
 import type { FakeOperation, FakeScenario } from '@partner-api/fakes';
+import { POSTGRES_SKIP_REASON } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
 import { upsertStocks } from '../../../src/services/stocks/upsert.ts';
-import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
-import { createPartner, type Partner } from '../../support/partner.ts';
 import {
   insertCustomer,
   insertHolding,

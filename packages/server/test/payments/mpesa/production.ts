@@ -7,15 +7,15 @@ import {
   SANDBOX_SHORTCODE,
   startFakeDaraja,
 } from '@partner-api/fakes';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { BASE_URL, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
 import { startPayments } from '../../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../../src/services/payments/pipeline/worker.ts';
 import { createAdapterRegistry } from '../../../src/services/payments/registry.ts';
-import { buildTestApp, type TestApp } from '../../support/app.ts';
-import { ownDatabase } from '../../support/database.ts';
-import { BASE_URL, type Partner, signedInject } from '../../support/partner.ts';
 import { ensureCatalog, refOf, type UssdData, ussdClient, waitFor } from '../../ussd/support.ts';
 
 export const freePort = () =>

@@ -1,8 +1,8 @@
+import { POSTGRES_SKIP_REASON } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../../src/db/query.ts';
-import { POSTGRES_SKIP_REASON } from '../../support/app.ts';
-import { createPartner } from '../../support/partner.ts';
 import { insertCustomer, orderRow, waitFor } from '../../ussd/support.ts';
 import { buyThroughUssd, type Production, settledSide, startProduction, statusOf } from './production.ts';
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type FakeMtn, startFakeMtn } from '@partner-api/fakes';
+import { tempDataDir } from '@partner-api/testkit/app.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
@@ -12,7 +13,6 @@ import type { PaymentAdapter, ProviderRequest } from '../../../src/services/paym
 import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
 import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
 import { type MtnConfig, mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
-import { tempDataDir } from '../../support/app.ts';
 import { mtnTestConfig } from './harness.ts';
 
 const TOKEN = randomBytes(24).toString('base64url');

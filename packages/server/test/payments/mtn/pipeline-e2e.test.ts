@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { type FakeMtn, startFakeMtn } from '@partner-api/fakes';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,6 @@ import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.
 import { createMtnPaymentAdapter } from '../../../src/services/payments/providers/mtn/adapter.ts';
 import { mtnCallbackRoutes } from '../../../src/services/payments/providers/mtn/routes.ts';
 import { mtnReferenceId } from '../../../src/services/payments/providers/mtn/settings.ts';
-import { buildTestApp, type TestApp } from '../../support/app.ts';
 import { placeQueuedBuy } from '../pipeline/support.ts';
 import { mtnTestConfig } from './harness.ts';
 

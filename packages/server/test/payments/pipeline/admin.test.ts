@@ -1,15 +1,15 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run } from '../../../src/db/query.ts';
 import { pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { adminCaller } from '../support.ts';
 import { placeQueuedBuy } from './support.ts';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
-describe.each(STORES)('operator view of the payment pipeline on %s', (store) => {
+describeStores('operator view of the payment pipeline on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, { SANDBOX_SETTLE_MS: '0' });

@@ -1,14 +1,14 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { callbackPipelineFor } from '../../../src/services/payments/pipeline/start.ts';
-import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
 import { placeQueuedBuy } from './support.ts';
 
 const warned: unknown[] = [];
 const log = { info: () => {}, warn: (o: unknown) => void warned.push(o), error: () => {} };
 
-describe.each(STORES)('the callback routes’ entry points into the pipeline on %s', (store) => {
+describeStores('the callback routes’ entry points into the pipeline on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp(store, { SANDBOX_SETTLE_MS: '0' });

@@ -1,5 +1,7 @@
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
 import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
@@ -15,8 +17,6 @@ import {
 } from '../../../src/services/payments/pipeline/callbacks.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce, SWEEP_LOCK_ID } from '../../../src/services/payments/pipeline/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
-import { createPartner, type Partner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
 import { type CountingProvider, countingAdapter, startCountingProvider } from './counting-provider.ts';
 
@@ -30,7 +30,7 @@ type RequestRow = {
   lastError: string | null;
 };
 
-describe.each(STORES)('payment pipeline on %s', (store) => {
+describeStores('payment pipeline on %s', (store) => {
   let t: TestApp;
   let provider: CountingProvider;
   let stockId: string;

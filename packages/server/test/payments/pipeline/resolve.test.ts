@@ -1,6 +1,8 @@
 import { createId } from '@partner-api/contract';
+import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
 import { cancelOrder } from '../../../src/services/orders/cancel.ts';
@@ -11,8 +13,6 @@ import { recordQueryAnswer } from '../../../src/services/payments/pipeline/callb
 import { pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
 import { runPipelineOnce } from '../../../src/services/payments/pipeline/worker.ts';
-import { buildTestApp, STORES, type TestApp } from '../../support/app.ts';
-import { createPartner, type Partner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
 import { adminCaller, placePendingBuy } from '../support.ts';
 import { type CountingProvider, countingAdapter, startCountingProvider } from './counting-provider.ts';
@@ -24,7 +24,7 @@ const MSISDN = '254712000019';
  * POST /admin/payments/{transactionId}/resolve against the pipeline with a counting provider over
  * HTTP: what each action decides, and every refusal (400, 404, 409) changing nothing.
  */
-describe.each(STORES)('the operator resolves a payment on %s', (store) => {
+describeStores('the operator resolves a payment on %s', (store) => {
   let t: TestApp;
   let provider: CountingProvider;
   let partner: Partner;

@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { POSTGRES_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
+import { type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP_REASON, tempDataDir } from '../../support/app.ts';
-import { type ServerProcess, startServer } from '../../support/process.ts';
 
 const enabled = Boolean(process.env.DATABASE_URL);
 if (!enabled) console.info(`payment pipeline across SIGKILL: ${POSTGRES_SKIP_REASON}`);

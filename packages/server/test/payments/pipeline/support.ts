@@ -1,6 +1,6 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import { createPartner } from '@partner-api/testkit/partner.ts';
 import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
-import type { TestApp } from '../../support/app.ts';
-import { createPartner } from '../../support/partner.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
 
 /**

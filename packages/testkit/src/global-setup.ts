@@ -5,12 +5,12 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import type { TestProject } from 'vitest/node';
-import { MIGRATIONS } from '../../src/db/client.ts';
-import { NamingPGlite } from '../../src/db/pglite.ts';
+import { MIGRATIONS } from '../../server/src/db/client.ts';
+import { NamingPGlite } from '../../server/src/db/pglite.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A file holding a dump of a freshly migrated embedded store (support/app.ts starts from it). */
+    /** A file holding a dump of a freshly migrated embedded store (app.ts starts from it). */
     storeTemplate: string;
   }
 }

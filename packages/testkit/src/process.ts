@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SandboxCredentials } from '../../../sdk/src/index.ts';
+import type { SandboxCredentials } from '../../sdk/src/index.ts';
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
 /** What `npm start` runs: the bundle `npm run build` writes (scripts/build.ts's buildBundles). */
 export const BUILT_CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../src/db/client.ts';
+import type { Db, Queryable } from '../../server/src/db/client.ts';
 
 /**
  * `db`, counting the statements run through its `execute` (each still runs on the real store):

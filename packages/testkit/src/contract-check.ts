@@ -1,15 +1,15 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { API_PREFIX, openApiPath } from '../../src/openapi/build-document.ts';
+import { API_PREFIX, openApiPath } from '../../server/src/openapi/build-document.ts';
 import type {
   HeaderObject,
   HttpMethod,
   OpenApiDocument,
   Ref,
   ResponseObject,
-} from '../../src/openapi/types.ts';
-import { openApiDocumentOf } from '../../src/routes/docs.ts';
+} from '../../server/src/openapi/types.ts';
+import { openApiDocumentOf } from '../../server/src/routes/docs.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

@@ -10,9 +10,9 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject, randomUUID } fro
 import { readFileSync } from 'node:fs';
 import { signPartnerRequest } from '@partner-api/contract';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { SandboxCredentials } from '../../../sdk/src/index.ts';
-import { adminFetch, adminInject } from '../foundation/helpers.ts';
+import type { SandboxCredentials } from '../../sdk/src/index.ts';
 import type { TestApp } from './app.ts';
+import { adminFetch, adminInject } from './helpers.ts';
 
 /** The scheme and authority an injected request's signature names (the default PUBLIC_BASE_URL). */
 export const BASE_URL = 'http://localhost:8080';

@@ -5,8 +5,8 @@ import {
   type TransactionStatus,
   type TransactionType,
 } from '@partner-api/contract';
-import type { Queryable } from '../../src/db/client.ts';
-import { customers, orders, stocks, transactions } from '../../src/db/schema.ts';
+import type { Queryable } from '../../server/src/db/client.ts';
+import { customers, orders, stocks, transactions } from '../../server/src/db/schema.ts';
 
 export type TransactionSeed = {
   type: TransactionType;

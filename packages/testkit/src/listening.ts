@@ -1,4 +1,4 @@
-import { PartnerClient } from '../../../sdk/src/index.ts';
+import { PartnerClient } from '../../sdk/src/index.ts';
 import { buildTestApp, type StoreKind, type TestApp } from './app.ts';
 import { createPartner, type Partner } from './partner.ts';
 import { freePort } from './process.ts';

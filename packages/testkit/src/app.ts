@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
-import { buildAdminApp } from '../../src/admin/app.ts';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import type { AppContext } from '../../src/context.ts';
-import { createRuntime } from '../../src/runtime.ts';
-import { createSandboxAdapter } from '../../src/services/payments/simulator.ts';
+import { describe, inject } from 'vitest';
+import { buildAdminApp } from '../../server/src/admin/app.ts';
+import { buildApp } from '../../server/src/app.ts';
+import { loadConfig } from '../../server/src/config.ts';
+import type { AppContext } from '../../server/src/context.ts';
+import { createRuntime } from '../../server/src/runtime.ts';
+import { createSandboxAdapter } from '../../server/src/services/payments/simulator.ts';
 import { installContractCheck } from './contract-check.ts';
 import { tempDataDir } from './process.ts';
 
@@ -16,6 +16,11 @@ export type StoreKind = 'pglite' | 'postgres';
 export const STORES: StoreKind[] = process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 export const POSTGRES_SKIP_REASON = 'DATABASE_URL is not set: the real-PostgreSQL suite is skipped';
 export const REDIS_SKIP_REASON = 'REDIS_URL is not set: the real-Redis suite is skipped';
+
+/** A suite once per store of the run (STORES); `%s` in the name says which. */
+export function describeStores(name: string, suite: (store: StoreKind) => void): void {
+  describe.each(STORES)(name, suite);
+}
 
 export type TestApp = {
   app: FastifyInstance;
@@ -28,7 +33,7 @@ export type TestApp = {
 export { tempDataDir } from './process.ts';
 
 let template: Blob | undefined;
-/** The migrated store every in-memory test store starts from (support/global-setup.ts), read once. */
+/** The migrated store every in-memory test store starts from (global-setup.ts), read once. */
 function storeTemplate(): Blob | undefined {
   // Outside a test run (the benches build apps too) there is none: the store runs initdb.
   const file = process.env.VITEST ? inject('storeTemplate') : undefined;

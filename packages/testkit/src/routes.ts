@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { API_PREFIX } from '../../src/openapi/build-document.ts';
-import { openApiDocumentOf } from '../../src/routes/docs.ts';
+import { API_PREFIX } from '../../server/src/openapi/build-document.ts';
+import { openApiDocumentOf } from '../../server/src/routes/docs.ts';
 
 /** An authenticated operation of the app, named "METHOD /v1/path/{param}" as its OpenAPI document names it. */
 export type AuthenticatedRoute = { name: string; idempotent: boolean };

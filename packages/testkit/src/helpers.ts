@@ -4,13 +4,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { TestApp } from '../support/app.ts';
+import type { TestApp } from './app.ts';
 
-export const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
 
 export const INTERNAL_ERROR_BODY = '{"error":"Internal Server Error"}';
+/** The body of every unknown route (Fastify's 404, and what a path behind a switch that is off answers). */
 export const NOT_FOUND_BODY = '{"error":"Not Found"}';
+/** The spec's 404 for a customer that does not exist or is another organization's. */
+export const CUSTOMER_NOT_FOUND_BODY = { error: 'Not found', message: 'Customer not found' };
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const JSON_HEADERS = { 'content-type': 'application/json' };
 
