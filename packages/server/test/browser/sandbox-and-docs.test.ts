@@ -79,6 +79,30 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     await page.close();
   }, 90_000);
 
+  it('with the webhooks preview off (the default), asks for no events: no 404, no console error', async () => {
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    await page.goto(`${server.baseUrl}/sandbox/ussd`);
+    await page.waitForSelector('body[data-ready="true"]');
+    // A move refreshes the events panel too when the preview is on.
+    await page.click('#send');
+    await page.waitForSelector('body[data-state="HOME"][data-busy="false"]');
+    await page.waitForLoadState('networkidle');
+    expect(asked).not.toContain('/sandbox/api/events');
+    expect(problems).toEqual([]);
+    expect(await page.locator('#events').isHidden()).toBe(true);
+    await page.close();
+  }, 60_000);
+
   it('looks like its baseline: the handset on the HOME screen', async () => {
     const page = await openHandset();
     await page.selectOption('#customer', { label: 'Brian Otieno · 254722000111' });
