@@ -117,7 +117,17 @@ export async function buildSdk({ quiet = false } = {}): Promise<string[]> {
     // the declaration bundler treat it as local); zod and structured-headers stay imports.
     noExternal: [/^@partner-api\//],
     external: dependencies,
-    dts: { compilerOptions: { baseUrl: ROOT, paths: { '@partner-api/contract': [contract] } } },
+    dts: {
+      compilerOptions: { baseUrl: ROOT, paths: { '@partner-api/contract': [contract] } },
+      // The public types name node:crypto's KeyObject and Buffer: an SDK for node, whose callers may
+      // pass a KeyObject as the private key. TypeScript 7 defaults `types` to [] and `tsc --init`
+      // (5.9 too) writes `"types": []`, so @types/node is in a consumer's program only when something
+      // asks for it: without this line KeyObject is silently `any` (with skipLibCheck, which
+      // `tsc --init` sets) or an error. The directive asks for it, as packages built on node's types
+      // do; types of our own in place of node's would hide what a partner may actually pass.
+      // packages/sdk/test/pack.test.ts compiles a consumer with 5.9 and the current TypeScript.
+      banner: '/// <reference types="node" />',
+    },
     tsconfig: path.join(ROOT, 'tsconfig.json'),
     esbuildOptions(options) {
       options.conditions = [SOURCE_CONDITION];

@@ -249,7 +249,8 @@ const payments = program.command('payments').description('mobile-money payments 
 
 payments
   .command('status')
-  .argument('<orderId>')
+  .description("an order's payment and payout")
+  .argument('<orderId>', 'the order id: the Ref on the USSD confirmation')
   .option('--wait', 'poll with backoff until every transaction is final')
   .option('--timeout <seconds>', 'give up waiting after this long', integer, 120)
   .action(

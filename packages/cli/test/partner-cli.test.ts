@@ -170,6 +170,9 @@ describe('the partner CLI against a real sandbox server', () => {
     expect(phone.stdout.match(/^> .+$/gm)).toEqual(['> 1', '> 7', '> 1', '> 1', '> 1000', '> 1']);
 
     const orderId = /Ref (c[a-z0-9]{24})/.exec(submitted.text)![1]!;
+    // The command's help names its argument the way the screen does.
+    const help = await run(['payments', 'status', '--help'], env);
+    expect(help.stdout).toMatch(/\n {2}orderId +the order id: the Ref on the USSD confirmation\n/);
     const status = await run(['payments', 'status', orderId, '--json'], env);
     expect(status.code).toBe(0);
     const body = JSON.parse(status.stdout);

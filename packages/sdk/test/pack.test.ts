@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,81 @@ export const first: Promise<sdk.CustomerGetResponse> = client.customers.get('c00
 export const status: string = new sdk.NotFoundError({ status: 404, label: 'NOT_FOUND' }).status;
 `;
 
+/**
+ * The README's shell lines up to its `npm pack` (the folder made, the tarballs packed), as written
+ * but for the destination, moved to `kit`, and `--json` added for the tarballs' names.
+ */
+function readmePackCommands(kit: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const block = /```sh\n((?:(?!```)[\s\S])*?\nnpm pack [^\n]*)\n/.exec(readme)?.[1];
+  if (!block?.includes('/tmp/partner-kit')) throw new Error('README.md: no `npm pack` to /tmp/partner-kit');
+  return `${block.replaceAll('/tmp/partner-kit', kit)} --json`;
+}
+
+/**
+ * A consumer compiled by each TypeScript a partner may have, with the tsconfig its `tsc --init`
+ * writes (`"types": []`, skipLibCheck): @types/node is installed but named by nothing of theirs.
+ * The @ts-expect-error lines fail the check if node's types were missing from ours: then KeyObject
+ * is `any`, and a number passes for a private key.
+ */
+const CONSUMER_MTS = `
+import { PartnerClient, type PartnerClientOptions } from '@partner-api/sdk';
+
+const options: PartnerClientOptions = {
+  baseUrl: 'http://localhost:8080',
+  clientId: 'client-id',
+  clientSecret: 'client-secret',
+  privateKey: '-----BEGIN PRIVATE KEY-----',
+  keyId: 'my-key-1',
+};
+export const client: PartnerClient = new PartnerClient(options);
+export const bad: PartnerClientOptions = {
+  ...options,
+  // @ts-expect-error a private key is a PEM string or a KeyObject
+  privateKey: 42,
+};
+`;
+
+const CONSUMER_CTS = `
+import sdk = require('@partner-api/sdk');
+
+const client: sdk.PartnerClient = sdk.PartnerClient.fromSandboxFile('sandbox-credentials.json');
+// @ts-expect-error a private key is a PEM string or a KeyObject
+const bad: sdk.PartnerClientOptions['privateKey'] = 42;
+console.log(client, bad);
+`;
+
+/** The TypeScript versions the consumer is compiled with: the last 5.x and the current one. */
+const TYPESCRIPTS = ['5.9', 'latest'];
+
+/**
+ * The tsc of `typescript@<spec>`, installed once per version under node_modules/.cache (a clean
+ * clone installs it from npm's cache, without asking the registry again with --prefer-offline).
+ */
+async function typescriptAt(spec: string): Promise<{ version: string; tsc: string }> {
+  const version = JSON.parse(
+    await ok('npm', ['view', `typescript@${spec}`, 'version', '--json', ...NPM_FLAGS], ROOT),
+  ) as string | string[];
+  const exact = Array.isArray(version) ? version.at(-1)! : version;
+  const dir = path.join(ROOT, 'node_modules/.cache/partner-api-pack', `typescript-${exact}`);
+  const tsc = path.join(dir, 'node_modules/typescript/bin/tsc');
+  if (!existsSync(tsc)) {
+    // Installed beside and renamed: a run that stops halfway, or a second run at once, leaves no
+    // half-installed compiler where the next run looks.
+    mkdirSync(path.dirname(dir), { recursive: true });
+    const partial = mkdtempSync(`${dir}.partial-`);
+    writeFileSync(path.join(partial, 'package.json'), '{ "private": true }\n');
+    await ok('npm', ['install', '--prefix', partial, ...NPM_FLAGS, `typescript@${exact}`], partial);
+    try {
+      renameSync(partial, dir);
+    } catch (error) {
+      rmSync(partial, { recursive: true, force: true });
+      if (!existsSync(tsc)) throw error;
+    }
+  }
+  return { version: exact, tsc };
+}
+
 // Installs and tsc over @types/node take tens of seconds on a busy two-core machine.
 describe('the packed SDK and partner CLI, installed the way a partner installs them', {
   timeout: 120_000,
@@ -173,24 +248,14 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
   let sandbox: Sandbox;
   let work: string;
   let app: string;
+  /** Where the README's commands pack to: a folder that does not exist before they run. */
+  let kit: string;
   const tarballs: Record<string, PackEntry> = {};
 
   beforeAll(async () => {
     work = mkdtempSync(path.join(tmpdir(), 'partner-api-pack-'));
-    const packed = ok(
-      'npm',
-      [
-        'pack',
-        '-w',
-        '@partner-api/sdk',
-        '-w',
-        '@partner-api/partner-cli',
-        '--pack-destination',
-        work,
-        '--json',
-      ],
-      ROOT,
-    );
+    kit = path.join(work, 'partner-kit');
+    const packed = ok('sh', ['-ec', readmePackCommands(kit)], ROOT);
     // Both at once; a sandbox that started is stopped in afterAll even when the pack failed.
     const [started, pack] = await Promise.allSettled([startSandbox(), packed]);
     if (started.status === 'fulfilled') sandbox = started.value;
@@ -203,8 +268,8 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     app = path.join(work, 'app');
     mkdirSync(app);
     await ok('npm', ['init', '-y'], app);
-    // @types/node only for the .ts check (the SDK's types use node:crypto's KeyObject), at the
-    // repository's version so that it comes from the npm cache.
+    // @types/node for the type checks (the SDK's types use node:crypto's KeyObject and Buffer), at
+    // the repository's version so that it comes from the npm cache.
     const typesNode = JSON.parse(
       readFileSync(path.join(ROOT, 'node_modules/@types/node/package.json'), 'utf8'),
     );
@@ -213,7 +278,7 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
       [
         'install',
         ...NPM_FLAGS,
-        path.join(work, tarballs['@partner-api/sdk']!.filename),
+        path.join(kit, tarballs['@partner-api/sdk']!.filename),
         `@types/node@${typesNode.version}`,
       ],
       app,
@@ -346,11 +411,30 @@ describe('the packed SDK and partner CLI, installed the way a partner installs t
     expect(wrong.code).not.toBe(0);
   });
 
+  it.each(TYPESCRIPTS)(
+    'TypeScript %s compiles a consumer with the tsconfig of its `tsc --init`',
+    async (spec) => {
+      const { version, tsc } = await typescriptAt(spec);
+      if (spec !== 'latest') expect(version.startsWith(`${spec}.`)).toBe(true);
+      // Inside the app, which has the SDK and @types/node installed; .mts and .cts whatever its type.
+      const dir = path.join(app, `typescript-${version}`);
+      mkdirSync(dir);
+      await ok(process.execPath, [tsc, '--init'], dir);
+      const tsconfig = readFileSync(path.join(dir, 'tsconfig.json'), 'utf8');
+      expect(tsconfig).toMatch(/"types": \[\]/);
+      writeFileSync(path.join(dir, 'consumer.mts'), CONSUMER_MTS);
+      writeFileSync(path.join(dir, 'consumer.cts'), CONSUMER_CTS);
+      await ok(process.execPath, [tsc, '-p', '.', '--noEmit'], dir);
+      // Our declarations themselves, as a project that checks its libraries does.
+      await ok(process.execPath, [tsc, '-p', '.', '--noEmit', '--skipLibCheck', 'false'], dir);
+    },
+  );
+
   it('npm install -g of the partner CLI tarball gives a `partner` that runs on node and logs in', async () => {
     const prefix = path.join(work, 'global');
     const home = path.join(work, 'home');
     mkdirSync(home);
-    const cli = path.join(work, tarballs['@partner-api/partner-cli']!.filename);
+    const cli = path.join(kit, tarballs['@partner-api/partner-cli']!.filename);
     // --prefix also moves npm's global config to <prefix>/etc/npmrc; the machine's own global
     // config (its CA file, its registry) still applies, as it does for a partner's `npm i -g`.
     const globalconfig = (await ok('npm', ['config', 'get', 'globalconfig'], work)).trim();

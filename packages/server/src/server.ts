@@ -5,6 +5,7 @@ import { buildAdminApp } from './admin/app.ts';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './lib/data-dir-lock.ts';
+import { flushLogs } from './lib/logger.ts';
 import { SecretsFileError } from './lib/secrets.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
@@ -17,6 +18,9 @@ export const EXIT_CONFIG = 2;
 const DRAIN_TIMEOUT_MS = 10_000;
 
 function fail(message: string): never {
+  // The lines logged before (the public listener's "Server listening" when ADMIN_PORT is taken)
+  // go out first: the refusal is the last line.
+  flushLogs();
   process.stderr.write(`partner-api: ${message}\n`);
   process.exit(EXIT_CONFIG);
 }

@@ -73,6 +73,8 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
 }
 
 let stdout: pino.DestinationStream | undefined;
+/** Writes the lines `stdoutLines` has gathered (none before it was made). */
+let flushStdout: () => void = () => {};
 
 /**
  * JSON lines on stdout, gathered over an event-loop turn and written together when it ends, in one
@@ -119,6 +121,7 @@ function stdoutLines(): pino.DestinationStream {
     boom.write(out);
   };
   process.on('exit', flush);
+  flushStdout = flush;
   return {
     write: (line: string) => {
       if (pending.length === 0) setImmediate(flush);
@@ -128,6 +131,15 @@ function stdoutLines(): pino.DestinationStream {
 }
 
 let pretty: pino.DestinationStream | undefined;
+
+/**
+ * Writes the log lines gathered so far in this turn now. For a line written straight to stderr
+ * (server.ts's refusal to start): after it, the lines logged before it would otherwise only be
+ * written by the exit handler, below it on a terminal that shows both.
+ */
+export function flushLogs(): void {
+  flushStdout();
+}
 
 /**
  * pino's own way to the access line (fields the server chooses, none of them a secret, so without

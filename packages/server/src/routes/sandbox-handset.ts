@@ -88,7 +88,12 @@ function sendFile(reply: FastifyReply, name: string, type: string, body: Buffer 
  */
 export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
   const db = ctx.database.db;
-  const page = readFileSync(path.join(UI_DIR, 'index.html'));
+  // The page asks for /sandbox/api/events only when it is told the preview is on: with it off that
+  // route does not exist, and the request would be a 404 in the browser's console.
+  const page = readFileSync(path.join(UI_DIR, 'index.html'), 'utf8').replace(
+    '{{webhooksPreview}}',
+    String(ctx.config.WEBHOOKS_PREVIEW),
+  );
   const files = new Map(Object.keys(UI_FILES).map((name) => [name, readFileSync(path.join(UI_DIR, name))]));
 
   let demo: DemoOrganization | undefined;

@@ -10,8 +10,9 @@
   const counter = $('counter');
   const customer = $('customer');
   const state = { sessionId: null, typed: '', busy: false, poll: null };
-  // Webhook events (WEBHOOKS_PREVIEW only): the ids present when the page opened are not listed.
-  const events = { baseline: null };
+  // Webhook events (WEBHOOKS_PREVIEW only, which the server writes on <body>): the ids present when
+  // the page opened are not listed.
+  const events = { on: document.body.dataset.webhooksPreview === 'true', baseline: null };
 
   async function call(method, url, body) {
     const response = await fetch(url, {
@@ -68,8 +69,9 @@
     document.body.dataset.ready = 'true';
   }
 
-  /** Lists the events emitted since the page opened; a 404 (preview off) leaves the panel hidden. */
+  /** Lists the events emitted since the page opened; with the preview off the panel stays hidden. */
   async function refreshEvents() {
+    if (!events.on) return;
     const { status, body } = await call('GET', '/sandbox/api/events');
     if (status !== 200) return;
     if (events.baseline === null) {

@@ -79,6 +79,74 @@ describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the sandbox handset and th
     await page.close();
   }, 90_000);
 
+  it('with the webhooks preview off (the default), asks for no events: no 404, no console error', async () => {
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    await page.goto(`${server.baseUrl}/sandbox/ussd`);
+    await page.waitForSelector('body[data-ready="true"]');
+    // A move refreshes the events panel too when the preview is on.
+    await page.click('#send');
+    await page.waitForSelector('body[data-state="HOME"][data-busy="false"]');
+    await page.waitForLoadState('networkidle');
+    expect(asked).not.toContain('/sandbox/api/events');
+    expect(problems).toEqual([]);
+    expect(await page.locator('#events').isHidden()).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  it('at a phone width (390 px) /docs keeps every nav link and the client id on screen', async () => {
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.baseUrl}/docs`);
+    await page.waitForSelector('#try-it-out[data-credential="demo"]');
+    expect(await page.locator('#try-status').textContent()).toMatch(/client id org_[0-9a-f]{32}\b/);
+    const layout = await page.evaluate(() => {
+      const box = (element: Element) => {
+        const { left, right } = element.getBoundingClientRect();
+        return { left, right };
+      };
+      const status = document.getElementById('try-status')!;
+      return {
+        viewport: window.innerWidth,
+        scrollWidth: document.documentElement.scrollWidth,
+        links: [...document.querySelectorAll('header.site a')].map((a) => ({
+          text: a.textContent,
+          ...box(a),
+        })),
+        panel: box(document.getElementById('try-it-out')!),
+        status: { ...box(status), overflow: status.scrollWidth - status.clientWidth },
+      };
+    });
+    expect(layout.viewport).toBe(390);
+    expect(layout.links.map((link) => link.text)).toEqual([
+      'Partner API',
+      'Reference',
+      'Signing requests',
+      'USSD handset',
+      'openapi.json',
+    ]);
+    for (const link of layout.links) {
+      expect(link.left, link.text!).toBeGreaterThanOrEqual(0);
+      expect(link.right, link.text!).toBeLessThanOrEqual(layout.viewport);
+    }
+    // Nothing wider than the screen (no sideways scrolling), the status line inside its panel.
+    expect(layout.scrollWidth).toBeLessThanOrEqual(layout.viewport);
+    expect(layout.status.overflow).toBeLessThanOrEqual(0);
+    expect(layout.status.left).toBeGreaterThanOrEqual(layout.panel.left);
+    expect(layout.status.right).toBeLessThanOrEqual(layout.panel.right);
+    expect(outside).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('looks like its baseline: the handset on the HOME screen', async () => {
     const page = await openHandset();
     await page.selectOption('#customer', { label: 'Brian Otieno · 254722000111' });

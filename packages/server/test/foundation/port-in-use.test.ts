@@ -1,7 +1,35 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { tempDataDir } from '@partner-api/testkit/app.ts';
 import { freePort, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
 import { afterAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../../cli/src/partner-api.ts', import.meta.url));
+
+/**
+ * `partner-api serve` with stdout and stderr on one file, as a terminal shows them: the order of
+ * its lines is the order they were written in. Resolves with the exit code and the output.
+ */
+async function serveToOneFile(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const file = path.join(tempDataDir(), 'output.log');
+  const fd = openSync(file, 'w');
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', fd, fd],
+    });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', resolve);
+    });
+    return { code, output: readFileSync(file, 'utf8') };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** An HTTP server holding a port on 127.0.0.1, as another program would. */
 async function holdPort(): Promise<{ port: number; server: Server }> {
@@ -81,5 +109,29 @@ describe('a port already in use, or a host that cannot be listened on (real proc
       again.listen(publicPort, '127.0.0.1', resolve);
     });
     held.push(again);
+  }, 90_000);
+
+  it("ADMIN_PORT taken: the refusal is the last line, below the public listener's log lines", async () => {
+    const { port, server } = await holdPort();
+    held.push(server);
+    const dataDir = tempDataDir();
+    const env = {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      ADMIN_PORT: String(port),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    };
+    const refusal = `partner-api: cannot listen: 127.0.0.1:${port} is already in use; set ADMIN_PORT to a free port`;
+    // Twice: the first start seeds the sandbox on its way, the second finds it seeded.
+    for (const start of ['first', 'seeded']) {
+      const { code, output } = await serveToOneFile(env);
+      expect(code, output).toBe(2);
+      const lines = output.trimEnd().split('\n');
+      expect(lines.at(-1), `${start} start:\n${output}`).toBe(refusal);
+      expect(output, `${start} start`).toContain('Server listening at http://127.0.0.1:');
+      expect(output, `${start} start`).not.toContain('partner-api serving');
+    }
   }, 90_000);
 });

@@ -80,6 +80,8 @@ describe("the handset's event panel with the preview off", () => {
       expect(res.body).toBe(NOT_FOUND_BODY);
       const page = await t.app.inject({ method: 'GET', url: '/sandbox/ussd' });
       expect(page.body).toContain('<div class="events" id="events" hidden>');
+      // Told so, the page does not ask for the events (a 404 in the browser's console).
+      expect(page.body).toContain('<body data-webhooks-preview="false">');
     } finally {
       await t.close();
     }
