@@ -20,10 +20,10 @@ import { createMpesaAdapter } from '../../../src/services/payments/providers/mpe
 import { testConfig } from './harness.ts';
 
 /**
- * IN-MEMORY STAND-IN for the payment pipeline (issue 15: the pipeline is built in parallel and not
- * merged yet). It keeps requests in a map and follows the documented rule of handleCallback: query
- * the adapter, apply only when the query's final status equals the claim, report a contradiction.
- * The lead replaces it with the real pipeline when both halves are merged.
+ * IN-MEMORY STAND-IN for the payment pipeline, so that these tests exercise the routes alone. It
+ * keeps requests in a map and follows the documented rule of handleCallback: query the adapter,
+ * apply only when the query's final status equals the claim, report a contradiction. The real
+ * pipeline's callbacks are tested in `payments/pipeline/`.
  */
 function standInPipeline(adapter: () => PaymentAdapter) {
   const requests = new Map<string, ProviderRequest>();
