@@ -13,6 +13,8 @@ import type { WebhookWorker } from './services/webhooks/worker.ts';
 /** Everything a request may need, built once per process (or per test app). */
 export interface AppContext {
   config: Config;
+  /** Now, for everything that depends on the time of day (market sessions, price ages); tests set it. */
+  clock: () => Date;
   database: Database;
   secrets: Secrets;
   metrics: Metrics;

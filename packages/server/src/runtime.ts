@@ -56,6 +56,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const metrics = createMetrics();
   return {
     config,
+    clock: () => new Date(),
     database,
     secrets,
     metrics,

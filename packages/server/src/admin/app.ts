@@ -24,6 +24,7 @@ import {
 import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
+import { registerMarketRoutes } from './market.ts';
 import * as s from './schemas.ts';
 import { registerTradingRoutes } from './trading.ts';
 
@@ -131,5 +132,6 @@ export async function buildAdminApp(
     },
   );
   registerTradingRoutes(app, ctx);
+  registerMarketRoutes(app, ctx);
   return app;
 }

@@ -22,7 +22,7 @@ function exactText(value: string | number, ctx: z.RefinementCtx): string {
 }
 
 const PRICE = /^\d{1,14}(\.\d{1,4})?$/;
-const price = z
+export const price = z
   .union([z.string(), z.number()])
   .transform(exactText)
   .pipe(z.string().regex(PRICE, 'must be a positive decimal with up to 4 decimals'))

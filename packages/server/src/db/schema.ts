@@ -101,7 +101,12 @@ export const customers = pgTable(
   ],
 );
 
-/** The listed stocks catalog: seeded in sandbox, imported by the operator (upsert by symbol). */
+/**
+ * The instruments catalog (the table keeps its first name, `stocks`): seeded in sandbox, imported by
+ * the operator (upsert by symbol). `price` is the latest applied price of `prices`, kept here for the
+ * screens; `investment_type` is free text checked by the code (`STOCK` today), so a new type such as
+ * `MONEY_MARKET_FUND` needs no migration.
+ */
 export const stocks = pgTable(
   'stocks',
   {
@@ -111,9 +116,57 @@ export const stocks = pgTable(
     price: numeric('price', { precision: 18, scale: 4 }).notNull(),
     currency: text('currency').notNull().default('KES'),
     isActive: boolean('is_active').notNull().default(true),
+    investmentType: text('investment_type').notNull().default('STOCK'),
+    isin: text('isin'),
+    /** ISO 10383 MIC of the market it trades on: XNAI, the Nairobi Securities Exchange. */
+    market: text('market').notNull().default('XNAI'),
+    minOrderAmount: numeric('min_order_amount', { precision: 18, scale: 2 }),
+    fractional: boolean('fractional').notNull().default(true),
+    /** When `price` was true (the as-of time of the price row it was taken from). */
+    priceAsOf: timestamp('price_as_of', { withTimezone: true, mode: 'date' }),
     ...timestamps,
   },
   (t) => [uniqueIndex('stocks_symbol_key').on(t.symbol)],
+);
+
+/**
+ * Every price an instrument had, append-only: its value, as-of time and source. APPLIED prices are
+ * the series; a feed price beyond the daily band is HELD until the operator confirms (APPLIED) or
+ * rejects it (REJECTED).
+ */
+export const prices = pgTable(
+  'prices',
+  {
+    id: text('id').primaryKey(),
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    price: numeric('price', { precision: 18, scale: 4 }).notNull(),
+    asOf: timestamp('as_of', { withTimezone: true, mode: 'date' }).notNull(),
+    source: text('source').$type<'FEED' | 'IMPORT' | 'EDIT'>().notNull(),
+    status: text('status').$type<'APPLIED' | 'HELD' | 'REJECTED'>().notNull(),
+    /** The previous close the band was measured from, when it was. */
+    reference: numeric('reference', { precision: 18, scale: 4 }),
+    decidedAt: timestamp('decided_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('prices_stock_as_of_idx').on(t.stockId, t.asOf.desc()),
+    index('prices_held_idx').on(t.status).where(sql`status = 'HELD'`),
+  ],
+);
+
+/** Days a market does not trade besides its weekends, set by the operator. */
+export const marketHolidays = pgTable(
+  'market_holidays',
+  {
+    market: text('market').notNull(),
+    /** YYYY-MM-DD in the market's time zone. */
+    date: text('date').notNull(),
+    name: text('name').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.market, t.date] })],
 );
 
 export const holdings = pgTable(

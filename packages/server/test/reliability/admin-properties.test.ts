@@ -60,6 +60,15 @@ const ROUTES = {
   'payments.stuck': [200, 400, 401],
   'payments.reconcile': [200, 400, 401],
   'payments.resolve': [200, 400, 401, 404, 409],
+  'markets.session': [200, 400, 401],
+  'holidays.list': [200, 400, 401],
+  'holidays.set': [200, 400, 401],
+  'holidays.remove': [204, 400, 401, 404],
+  'prices.edit': [201, 400, 401, 404],
+  'prices.held': [200, 401],
+  'prices.confirm': [200, 400, 401, 404],
+  'prices.reject': [200, 400, 401, 404],
+  'prices.series': [200, 400, 401],
   metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
@@ -80,11 +89,30 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['payments.stuck', 'GET', '/admin/payments/stuck'],
   ['payments.reconcile', 'POST', '/admin/payments/reconcile'],
   ['payments.resolve', 'POST', '/admin/payments/{transaction}/resolve'],
+  ['markets.session', 'GET', '/admin/markets/{market}/session'],
+  ['holidays.list', 'GET', '/admin/markets/{market}/holidays'],
+  ['holidays.set', 'PUT', '/admin/markets/{market}/holidays/{date}'],
+  ['holidays.remove', 'DELETE', '/admin/markets/{market}/holidays/{date}'],
+  ['prices.edit', 'POST', '/admin/prices'],
+  ['prices.held', 'GET', '/admin/prices/held'],
+  ['prices.confirm', 'POST', '/admin/prices/{price}/confirm'],
+  ['prices.reject', 'POST', '/admin/prices/{price}/reject'],
+  ['prices.series', 'GET', '/admin/instruments/{symbol}/prices'],
   ['metrics', 'GET', '/metrics'],
 ];
 
 /** Every table an admin route writes or reads; counts and a digest of the rows. */
-const TABLES = ['organizations', 'credentials', 'stocks', 'orders', 'transactions', 'holdings', 'customers'];
+const TABLES = [
+  'organizations',
+  'credentials',
+  'stocks',
+  'orders',
+  'transactions',
+  'holdings',
+  'customers',
+  'prices',
+  'market_holidays',
+];
 const SNAPSHOT_SQL = sql.raw(
   `select ${TABLES.map(
     (table) =>

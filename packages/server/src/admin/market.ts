@@ -1,0 +1,113 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { AppError } from '../lib/errors.ts';
+import { MARKETS, nextOpen, sessionAt } from '../services/market/calendar.ts';
+import { holidaySet, listHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
+import { decideHeldPrice, listHeldPrices, listPrices, recordPrice } from '../services/market/prices.ts';
+import { price } from './trading.ts';
+
+const marketParams = z.strictObject({
+  market: z
+    .string()
+    .toUpperCase()
+    .refine((m) => Object.hasOwn(MARKETS, m), `market must be one of ${Object.keys(MARKETS).join(', ')}`),
+});
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be YYYY-MM-DD')
+  .refine(
+    (d) =>
+      !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    'date must be a real date',
+  );
+const holidayParams = marketParams.extend({ date: isoDate });
+const holidayBody = z.strictObject({ name: z.string().trim().min(1).max(120) });
+const symbolParams = z.strictObject({ symbol: z.string().trim().toUpperCase().min(1).max(12) });
+const priceIdParams = z.strictObject({ id: z.string().min(1).max(64) });
+const rangeQuery = z.strictObject({
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+});
+const priceBody = z.strictObject({
+  symbol: z.string().trim().toUpperCase().min(1).max(12),
+  price,
+  /** Default now: an operator's edit is a price as of the moment it is made. */
+  asOf: z.iso.datetime({ offset: true }).optional(),
+});
+
+const priceNotFound = () => new AppError(404, 'Not found', 'No held price has this id');
+const instrumentNotFound = () => new AppError(404, 'Not found', 'Instrument not found');
+
+/** Operator calls for market calendars (sessions, holidays) and prices (edits, held prices, series). */
+export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const db = ctx.database.db;
+
+  app.get('/admin/markets/:market/session', { schema: { params: marketParams } }, async (request) => {
+    const { market } = request.params as z.output<typeof marketParams>;
+    const rules = MARKETS[market]!;
+    const now = ctx.clock();
+    const holidays = await holidaySet(db, market);
+    const session = sessionAt(rules, now, holidays);
+    return { data: { market, ...session, at: now, nextOpen: nextOpen(rules, now, holidays) } };
+  });
+  app.get('/admin/markets/:market/holidays', { schema: { params: marketParams } }, async (request) => {
+    const { market } = request.params as z.output<typeof marketParams>;
+    return { data: await listHolidays(db, market) };
+  });
+  app.put(
+    '/admin/markets/:market/holidays/:date',
+    { schema: { params: holidayParams, body: holidayBody } },
+    async (request) => {
+      const { market, date } = request.params as z.output<typeof holidayParams>;
+      const { name } = request.body as z.output<typeof holidayBody>;
+      return { data: await setHoliday(db, { market, date, name }) };
+    },
+  );
+  app.delete(
+    '/admin/markets/:market/holidays/:date',
+    { schema: { params: holidayParams } },
+    async (request, reply) => {
+      const { market, date } = request.params as z.output<typeof holidayParams>;
+      if (!(await removeHoliday(db, market, date)))
+        throw new AppError(404, 'Not found', 'No holiday on this date');
+      return reply.code(204).send();
+    },
+  );
+
+  app.post('/admin/prices', { schema: { body: priceBody } }, async (request, reply) => {
+    const body = request.body as z.output<typeof priceBody>;
+    const asOf = body.asOf ? new Date(body.asOf) : ctx.clock();
+    const recorded = await db.transaction((tx) =>
+      recordPrice(tx, { symbol: body.symbol, price: body.price, asOf, source: 'EDIT' }),
+    );
+    if (!recorded) throw instrumentNotFound();
+    return reply.code(201).send({ data: recorded });
+  });
+  app.get('/admin/prices/held', async () => ({ data: await listHeldPrices(db) }));
+  for (const [action, decision] of [
+    ['confirm', 'APPLIED'],
+    ['reject', 'REJECTED'],
+  ] as const) {
+    app.post(`/admin/prices/:id/${action}`, { schema: { params: priceIdParams } }, async (request) => {
+      const { id } = request.params as z.output<typeof priceIdParams>;
+      const decided = await db.transaction((tx) => decideHeldPrice(tx, id, decision));
+      if (!decided) throw priceNotFound();
+      request.log.info({ priceId: id, decision }, 'held price decided by the operator');
+      return { data: decided };
+    });
+  }
+  app.get(
+    '/admin/instruments/:symbol/prices',
+    { schema: { params: symbolParams, querystring: rangeQuery } },
+    async (request) => {
+      const { symbol } = request.params as z.output<typeof symbolParams>;
+      const { from, to } = request.query as z.output<typeof rangeQuery>;
+      const found = await listPrices(db, symbol, {
+        ...(from ? { from: new Date(from) } : {}),
+        ...(to ? { to: new Date(to) } : {}),
+      });
+      return { data: found };
+    },
+  );
+}

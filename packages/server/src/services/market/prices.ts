@@ -1,0 +1,151 @@
+import { createId } from '@partner-api/contract';
+import { sql } from 'drizzle-orm';
+import type { Queryable, Tx } from '../../db/client.ts';
+import { dateOf, one, rows, run } from '../../db/query.ts';
+import { Big } from '../../lib/money.ts';
+import { instantOf, localTime, MARKETS, type MarketRules } from './calendar.ts';
+
+export type PriceSource = 'FEED' | 'IMPORT' | 'EDIT';
+export type PriceStatus = 'APPLIED' | 'HELD' | 'REJECTED';
+
+export type PriceRecord = {
+  id: string;
+  stockId: string;
+  symbol: string;
+  price: string;
+  asOf: Date;
+  source: PriceSource;
+  status: PriceStatus;
+  /** The previous close the band was measured from, when it was. */
+  reference: string | null;
+  decidedAt: Date | null;
+};
+
+type PriceRow = Omit<PriceRecord, 'asOf' | 'decidedAt'> & { asOf: string; decidedAt: string | null };
+
+const priceColumns = sql`p.id, p.stock_id as "stockId", s.symbol, p.price::text as price, p.as_of::text as "asOf",
+  p.source, p.status, p.reference::text as reference, p.decided_at::text as "decidedAt"`;
+
+const recordOf = (row: PriceRow): PriceRecord => ({
+  ...row,
+  asOf: dateOf(row.asOf),
+  decidedAt: row.decidedAt === null ? null : dateOf(row.decidedAt),
+});
+
+/** The rules of an instrument's market (the NSE's for a market we have no rules for). */
+export const rulesOf = (market: string): MarketRules => MARKETS[market] ?? (MARKETS.XNAI as MarketRules);
+
+/**
+ * Whether `price` moves beyond the band from `reference` (the previous close): |price/reference − 1|
+ * greater than the band. No reference (a first price): never.
+ */
+export function beyondBand(price: string, reference: string | null, band: number): boolean {
+  if (reference === null || new Big(reference).lte('0')) return false;
+  return new Big(price).div(reference).minus('1').abs().gt(String(band));
+}
+
+/**
+ * Records one price of an instrument. A feed price that moves beyond its market's daily band from
+ * the previous close (the last applied price before the trading day of `asOf` began) is HELD for the
+ * operator; every other price is APPLIED. An applied price becomes the instrument's price unless a
+ * newer one already is (feeds may deliver out of order). Undefined when the instrument is unknown.
+ */
+export async function recordPrice(
+  tx: Tx,
+  input: { symbol: string; price: string; asOf: Date; source: PriceSource },
+): Promise<PriceRecord | undefined> {
+  const stock = await one<{ id: string; market: string }>(
+    tx,
+    sql`select id, market from stocks where symbol = ${input.symbol} for update`,
+  );
+  if (!stock) return undefined;
+  const rules = rulesOf(stock.market);
+  const dayStart = instantOf(rules.timeZone, localTime(rules.timeZone, input.asOf).date, '00:00');
+  const previous = await one<{ price: string }>(
+    tx,
+    sql`select price::text as price from prices where stock_id = ${stock.id} and status = 'APPLIED'
+  and as_of < ${dayStart.toISOString()}::timestamptz order by as_of desc limit 1`,
+  );
+  const reference = previous?.price ?? null;
+  const held = input.source === 'FEED' && beyondBand(input.price, reference, rules.band);
+  const id = createId();
+  await run(
+    tx,
+    sql`insert into prices (id, stock_id, price, as_of, source, status, reference)
+  values (${id}, ${stock.id}, ${input.price}::numeric, ${input.asOf.toISOString()}::timestamptz, ${input.source},
+    ${held ? 'HELD' : 'APPLIED'}, ${reference}::numeric)`,
+  );
+  if (!held) await applyToInstrument(tx, stock.id, input.price, input.asOf);
+  return (await priceById(tx, id)) as PriceRecord;
+}
+
+async function applyToInstrument(tx: Tx, stockId: string, price: string, asOf: Date) {
+  await run(
+    tx,
+    sql`update stocks set price = ${price}::numeric, price_as_of = ${asOf.toISOString()}::timestamptz,
+    updated_at = now()
+  where id = ${stockId} and (price_as_of is null or price_as_of <= ${asOf.toISOString()}::timestamptz)`,
+  );
+}
+
+export async function priceById(db: Queryable, id: string): Promise<PriceRecord | undefined> {
+  const row = await one<PriceRow>(
+    db,
+    sql`select ${priceColumns} from prices p join stocks s on s.id = p.stock_id where p.id = ${id}`,
+  );
+  return row && recordOf(row);
+}
+
+/** Prices held for the operator, oldest first. */
+export async function listHeldPrices(db: Queryable): Promise<PriceRecord[]> {
+  const found = await rows<PriceRow>(
+    db,
+    sql`select ${priceColumns} from prices p join stocks s on s.id = p.stock_id
+  where p.status = 'HELD' order by p.as_of, p.id`,
+  );
+  return found.map(recordOf);
+}
+
+/** An instrument's prices in a time range, oldest first (every source and status). */
+export async function listPrices(
+  db: Queryable,
+  symbol: string,
+  range: { from?: Date; to?: Date } = {},
+): Promise<PriceRecord[]> {
+  const from = range.from ? sql` and p.as_of >= ${range.from.toISOString()}::timestamptz` : sql``;
+  const to = range.to ? sql` and p.as_of < ${range.to.toISOString()}::timestamptz` : sql``;
+  const found = await rows<PriceRow>(
+    db,
+    sql`select ${priceColumns} from prices p join stocks s on s.id = p.stock_id
+  where s.symbol = ${symbol}${from}${to} order by p.as_of, p.created_at`,
+  );
+  return found.map(recordOf);
+}
+
+/**
+ * The operator's decision on a held price: APPLIED (it becomes the instrument's price unless a newer
+ * one is) or REJECTED. Undefined when no held price has that id (unknown, or decided already).
+ */
+export async function decideHeldPrice(
+  tx: Tx,
+  id: string,
+  decision: 'APPLIED' | 'REJECTED',
+): Promise<PriceRecord | undefined> {
+  const decided = await one<{ stockId: string; price: string; asOf: string }>(
+    tx,
+    sql`update prices set status = ${decision}, decided_at = now() where id = ${id} and status = 'HELD'
+  returning stock_id as "stockId", price::text as price, as_of::text as "asOf"`,
+  );
+  if (!decided) return undefined;
+  if (decision === 'APPLIED')
+    await applyToInstrument(tx, decided.stockId, decided.price, dateOf(decided.asOf));
+  return priceById(tx, id);
+}
+
+/**
+ * Whether an instrument's price may be traded at `now`: stale when it is older than `maxAgeMs`
+ * (during a session a price that stopped moving is no price at all), or missing.
+ */
+export function isStale(priceAsOf: Date | null, now: Date, maxAgeMs: number): boolean {
+  return priceAsOf === null || now.getTime() - priceAsOf.getTime() > maxAgeMs;
+}
