@@ -151,6 +151,93 @@ stocks
     ),
   );
 
+const market = program
+  .command('market')
+  .description("a market's sessions and holidays (default the NSE, XNAI)");
+const marketPath = (o: { market?: string }) => `/admin/markets/${encodeURIComponent(o.market ?? 'XNAI')}`;
+market
+  .command('session')
+  .description('whether the market trades now, the local date and the next open')
+  .option('--market <mic>', 'default XNAI')
+  .action(adminAction((call, o: { market?: string }) => call('GET', `${marketPath(o)}/session`)));
+const holidays = program.command('holidays').description('days a market does not trade besides weekends');
+holidays
+  .command('list')
+  .option('--market <mic>', 'default XNAI')
+  .action(
+    adminAction(async (call, o: { market?: string }) => {
+      const listed = await call<{ data: unknown[] }>('GET', `${marketPath(o)}/holidays`);
+      return listed.data;
+    }),
+  );
+holidays
+  .command('add')
+  .argument('<date>', "YYYY-MM-DD, in the market's time zone")
+  .requiredOption('--name <name>', 'e.g. Jamhuri Day')
+  .option('--market <mic>', 'default XNAI')
+  .action(
+    adminAction((call, date: string, o: { name: string; market?: string }) =>
+      call('PUT', `${marketPath(o)}/holidays/${encodeURIComponent(date)}`, { name: o.name }),
+    ),
+  );
+holidays
+  .command('remove')
+  .argument('<date>')
+  .option('--market <mic>', 'default XNAI')
+  .action(
+    adminAction((call, date: string, o: { market?: string }) =>
+      call('DELETE', `${marketPath(o)}/holidays/${encodeURIComponent(date)}`),
+    ),
+  );
+const prices = program.command('prices').description('instrument prices: edits, held prices, history');
+prices
+  .command('set')
+  .description("the operator's price of an instrument, applied at once")
+  .argument('<symbol>')
+  .argument('<price>')
+  .option('--as-of <iso-time>', 'default now')
+  .action(
+    adminAction((call, symbol: string, price: string, o: { asOf?: string }) =>
+      call('POST', '/admin/prices', { symbol, price, ...(o.asOf ? { asOf: o.asOf } : {}) }),
+    ),
+  );
+prices
+  .command('held')
+  .description('feed prices beyond the daily band, waiting for the operator')
+  .action(
+    adminAction(async (call) => {
+      const held = await call<{ data: unknown[] }>('GET', '/admin/prices/held');
+      return held.data;
+    }),
+  );
+for (const action of ['confirm', 'reject'] as const) {
+  prices
+    .command(action)
+    .description(action === 'confirm' ? 'apply a held price' : 'reject a held price')
+    .argument('<priceId>')
+    .action(
+      adminAction((call, id: string) => call('POST', `/admin/prices/${encodeURIComponent(id)}/${action}`)),
+    );
+}
+prices
+  .command('history')
+  .description("an instrument's prices, oldest first")
+  .argument('<symbol>')
+  .option('--from <iso-time>')
+  .option('--to <iso-time>')
+  .action(
+    adminAction(async (call, symbol: string, o: { from?: string; to?: string }) => {
+      const query = new URLSearchParams();
+      if (o.from) query.set('from', o.from);
+      if (o.to) query.set('to', o.to);
+      const found = await call<{ data: unknown[] }>(
+        'GET',
+        `/admin/instruments/${encodeURIComponent(symbol)}/prices${query.size > 0 ? `?${query}` : ''}`,
+      );
+      return found.data;
+    }),
+  );
+
 const orders = program.command('orders').description('orders and their payment transactions');
 orders
   .command('list')

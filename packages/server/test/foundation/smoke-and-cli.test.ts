@@ -239,6 +239,43 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       expect(res.stderr).toMatch(/ADMIN_TOKEN/);
     });
 
+    it('holidays add, list and remove; prices set and history; the market session', async () => {
+      const added = await runCli(
+        ['--json', 'holidays', 'add', '2031-12-12', '--name', 'Jamhuri Day'],
+        cliEnv(),
+      );
+      expect(added.code, added.stderr).toBe(0);
+      expect(JSON.parse(added.stdout)).toEqual({
+        data: { market: 'XNAI', date: '2031-12-12', name: 'Jamhuri Day' },
+      });
+      const listed = await runCli(['--json', 'holidays', 'list'], cliEnv());
+      expect(JSON.parse(listed.stdout)).toContainEqual({
+        market: 'XNAI',
+        date: '2031-12-12',
+        name: 'Jamhuri Day',
+      });
+      const removed = await runCli(['--json', 'holidays', 'remove', '2031-12-12'], cliEnv());
+      expect(removed.code, removed.stderr).toBe(0);
+      const again = await runCli(['--json', 'holidays', 'remove', '2031-12-12'], cliEnv());
+      expect(again.code).not.toBe(0);
+
+      const set = await runCli(
+        ['--json', 'prices', 'set', 'SCOM', '31.5', '--as-of', '2031-12-11T07:00:00Z'],
+        cliEnv(),
+      );
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout).data).toMatchObject({ symbol: 'SCOM', price: '31.5000', source: 'EDIT' });
+      const history = await runCli(
+        ['--json', 'prices', 'history', 'SCOM', '--from', '2031-12-11T00:00:00Z'],
+        cliEnv(),
+      );
+      expect(JSON.parse(history.stdout).map((p: { price: string }) => p.price)).toEqual(['31.5000']);
+      const held = await runCli(['--json', 'prices', 'held'], cliEnv());
+      expect(JSON.parse(held.stdout)).toEqual([]);
+      const session = await runCli(['--json', 'market', 'session'], cliEnv());
+      expect(JSON.parse(session.stdout).data).toMatchObject({ market: 'XNAI', state: expect.any(String) });
+    });
+
     it('exits non-zero when the admin API cannot be reached', async () => {
       // A port nothing listens on (fetch refuses port 1 itself, as a "bad port").
       const closed = `http://127.0.0.1:${await freePort()}`;
