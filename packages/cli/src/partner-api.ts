@@ -326,7 +326,9 @@ sandbox
 
 const fakeProvider = program
   .command('fake-provider')
-  .description('run a local fake of a mobile-money provider, to rehearse go-live (docs/payments.md)');
+  .description(
+    'run a local fake of an outside provider (mobile money, the price feed), to rehearse go-live (docs/payments.md, docs/market.md)',
+  );
 /** Prints what the server needs to talk to a fake, then serves until SIGINT or SIGTERM. */
 async function serveFake(
   name: string,
@@ -351,6 +353,29 @@ const portOf = (value: string): number | undefined => {
   const port = Number(value);
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
 };
+
+fakeProvider
+  .command('prices')
+  .description(
+    'a fake price feed: GET /prices.json or /prices.csv, with stale, missing, jump, outage and malformed scenarios',
+  )
+  .option('--port <port>', 'port to listen on (0: any free port)', '9004')
+  .option('--host <address>', 'address to listen on', '127.0.0.1')
+  .option('--scenario <name>', 'normal | stale | missing | jump | outage | malformed', 'normal')
+  .action(async (o: { port: string; host: string; scenario: string }) => {
+    const { FAKE_PRICES_ENV, startFakePrices } = await import('@partner-api/fakes');
+    const port = portOf(o.port);
+    const scenarios = ['normal', 'stale', 'missing', 'jump', 'outage', 'malformed'];
+    if (port === undefined || !scenarios.includes(o.scenario)) {
+      process.stderr.write(
+        `partner-api: --port must be 0-65535; --scenario one of ${scenarios.join(', ')}\n`,
+      );
+      process.exitCode = 2;
+      return;
+    }
+    const fake = await startFakePrices({ port, host: o.host, scenario: o.scenario as 'normal' });
+    await serveFake('price feed', fake, FAKE_PRICES_ENV(fake));
+  });
 
 fakeProvider
   .command('mtn')

@@ -6,6 +6,34 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PARTNER_API = path.join(ROOT, 'packages/cli/src/partner-api.ts');
 
+/** `partner-api fake-provider <args>` as a process: its output so far, a wait on it, and SIGTERM. */
+function runFake(args: string[]) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', PARTNER_API, 'fake-provider', ...args, '--port', '0'],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      stdio: 'pipe',
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    output: () => output,
+    async until(ready: (output: string) => boolean) {
+      const deadline = Date.now() + 20_000;
+      while (!ready(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    },
+    stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
 describe('partner-api fake-provider mpesa', () => {
   it('serves a fake Daraja, prints the server settings for it, and stops on SIGTERM', async () => {
     const child = spawn(
@@ -73,5 +101,29 @@ describe.each([
       child.kill('SIGTERM');
     }
     expect(await exited, stdout).toBe(0);
+  });
+});
+
+describe('partner-api fake-provider prices', () => {
+  it('serves a fake price feed, prints PRICE_FEED_URL, answers prices, and stops on SIGTERM', async () => {
+    const fake = runFake(['prices']);
+    let code: number | null;
+    try {
+      await fake.until((output) => /^PRICE_FEED_FORMAT=/m.test(output));
+      const url = /^PRICE_FEED_URL=(\S+)$/m.exec(fake.output())?.[1];
+      expect(url, fake.output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/prices\.json$/);
+      const answer = await fetch(url!);
+      expect(answer.status).toBe(200);
+      const body = (await answer.json()) as { prices: { symbol: string; price: string; asOf: string }[] };
+      expect(body.prices.map((p) => p.symbol)).toEqual(['SCOM', 'EQTY', 'KCB', 'EABL']);
+      expect(body.prices[0]).toEqual({
+        symbol: 'SCOM',
+        price: expect.stringMatching(/^\d+\.\d{4}$/),
+        asOf: expect.any(String),
+      });
+    } finally {
+      code = await fake.stop();
+    }
+    expect(code, fake.output()).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
 export * from './airtel/index.ts';
 export * from './mpesa/index.ts';
 export * from './mtn/index.ts';
+export * from './prices/index.ts';

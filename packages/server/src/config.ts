@@ -3,11 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isIpOrCidr } from './lib/ip-allowlist.ts';
 import { isEd25519PrivateKeyPem } from './lib/keys.ts';
-import {
-  PAYMENT_PROVIDERS,
-  PROVIDER_ENV_SHAPE,
-  type ProviderSettings,
-} from './services/payments/providers/index.ts';
+import { PROVIDER_ENV_SHAPE, PROVIDERS, type ProviderSettings } from './providers.ts';
 
 const rateLimitSpec = z
   .string()
@@ -131,7 +127,9 @@ export const configSchema = z.object({
   PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
   PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
   PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
-  // Each payment provider's variables: all of its required set or none (providers/index.ts).
+  /** During a session, a price older than this is stale: no order executes at it (docs/market.md). */
+  PRICE_MAX_AGE_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(900),
+  // Each outside provider's variables: all of its required set or none (src/providers.ts).
   ...PROVIDER_ENV_SHAPE,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `auto`: readable lines (pino-pretty) on a terminal, JSON lines otherwise. */
@@ -198,7 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // All or none, in either environment: a partial provider configuration is a mistake, never a choice.
   const publicBaseUrl = parsed.data?.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data?.PORT ?? 8080}`;
   const settings: Record<string, unknown> = {};
-  for (const provider of PAYMENT_PROVIDERS) {
+  for (const provider of PROVIDERS) {
     const given = provider.required.filter((name) => cleaned[name] !== undefined);
     if (given.length === 0) continue;
     const missing = provider.required.filter((name) => cleaned[name] === undefined);

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Metrics } from './lib/metrics.ts';
 import type { Secrets } from './lib/secrets.ts';
+import type { FeedWorker } from './services/market/feed-worker.ts';
 import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
@@ -43,6 +44,8 @@ export interface AppContext {
   webhookWorker?: WebhookWorker;
   /** This instance's payment worker once started (server.ts): routes nudge it after a commit. */
   paymentWorker?: PaymentWorker;
+  /** This instance's price feed worker, when PRICE_FEED_URL is set (docs/market.md). */
+  feedWorker?: FeedWorker;
   /**
    * The payment pipeline's callback entry points, deps bound (services/payments/callback-pipeline.ts,
    * built by pipeline/start.ts). The provider callback routes are registered only when it is set.

@@ -9,6 +9,8 @@ import { flushLogs } from './lib/logger.ts';
 import { SecretsFileError } from './lib/secrets.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
+import { priceFeedProvider } from './services/market/feed/index.ts';
+import { startFeedWorker } from './services/market/feed-worker.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 import { startWebhookWorker } from './services/webhooks/worker.ts';
@@ -140,6 +142,16 @@ export async function serve(env: Env = process.env): Promise<void> {
   const payments = startPayments(runtime, app.log);
   // With the preview on, every instance also delivers webhooks (docs/webhooks.md, Delivery).
   const webhooks = config.WEBHOOKS_PREVIEW ? startWebhookWorker(runtime, app.log) : undefined;
+  // With a price feed configured, every instance pulls it (docs/market.md, "The price feed").
+  const feed = config.priceFeed
+    ? startFeedWorker(
+        runtime,
+        priceFeedProvider.createFeed(config.priceFeed),
+        config.priceFeed.intervalMs,
+        app.log,
+      )
+    : undefined;
+  runtime.feedWorker = feed;
   const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
     for (const [table, deleted] of Object.entries(counts)) {
       runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
@@ -150,6 +162,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     housekeeping.stop();
     await payments.stop();
     await webhooks?.stop();
+    await feed?.stop();
     await runtime.close();
     await releaseLock?.();
   };
@@ -173,6 +186,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     async () => {
       await payments.stop();
       await webhooks?.stop();
+      await feed?.stop();
       await runtime.close();
       await releaseLock?.();
     },

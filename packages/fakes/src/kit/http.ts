@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 /** What a fake answers: a status and a JSON body; without a body, an empty answer. */
-export type Answer = { status: number; body?: unknown };
+/** An answer: `body` as JSON, or as it is with `contentType` (a CSV, say). */
+export type Answer = { status: number; body?: unknown; contentType?: string };
 
 /** One request as read: `body` is undefined when the request had none and null when it is not JSON. */
 export type Received = {
@@ -38,6 +39,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 export function writeAnswer(res: ServerResponse, answer: Answer) {
   if (answer.body === undefined) {
     res.writeHead(answer.status, { 'content-length': '0' }).end();
+    return;
+  }
+  if (answer.contentType) {
+    res.writeHead(answer.status, { 'content-type': answer.contentType }).end(String(answer.body));
     return;
   }
   res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));

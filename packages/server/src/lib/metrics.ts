@@ -41,6 +41,18 @@ export function createMetrics() {
       labelNames: ['state'] as const,
       registers: [registry],
     }),
+    priceFeedPulls: new Counter({
+      name: 'price_feed_pulls_total',
+      help: 'Pulls of the price feed, by outcome: ok, failed',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    feedPrices: new Counter({
+      name: 'price_feed_prices_total',
+      help: "The feed's prices, by what became of them: applied, held, unknown (no such instrument), repeated, rejected (not a price)",
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     paymentCallbacks: new Counter({
       name: 'payment_callbacks_total',
       help: 'Payment callbacks by outcome',

@@ -47,7 +47,17 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
       worker: worker.worker,
       breakers: { ...Object.fromEntries(configured), ...worker.breakers },
     };
-    return { status: 'ok', store: ctx.database.kind, checks: { database, redis }, payments };
+    // The price feed, when configured: its state never changes the status either.
+    const prices = ctx.config.priceFeed
+      ? { feed: ctx.feedWorker?.health() ?? { state: 'stopped' } }
+      : undefined;
+    return {
+      status: 'ok',
+      store: ctx.database.kind,
+      checks: { database, redis },
+      payments,
+      ...(prices ? { prices } : {}),
+    };
   });
 
   // Production's counters (payments, callbacks) are the operator's: on the admin listener only.

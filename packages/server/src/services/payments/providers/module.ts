@@ -11,17 +11,15 @@ export type Network = Parameters<AdapterRegistry>[0];
 export type CallbackRouteDeps<Settings> = { ctx: AppContext; settings: Settings; pipeline: CallbackPipeline };
 
 /**
- * One outside payment provider, as its folder's index.ts exports it: its environment variables, how
- * they become its settings, a factory for the adapter the pipeline drives, and its callback routes.
- * config.ts, app.ts, the adapter registry and /healthz iterate the list in providers/index.ts; adding
- * a provider is its folder and one line there (README, "Layout").
+ * What every outside service we call has in common, whatever its kind (payments, prices, SMS): its
+ * environment variables, all-or-none, and how they become its settings. `src/providers.ts` lists
+ * every module; config.ts iterates that list.
  */
-export type PaymentProviderModule<Key extends string, Env extends z.ZodRawShape, Settings> = {
-  /** The key of its settings on the Config (`config.mpesa`) and its adapter's name. */
+export type ProviderModule<Key extends string, Env extends z.ZodRawShape, Settings> = {
+  /** The key of its settings on the Config (`config.mpesa`) and its name in logs and /healthz. */
   readonly key: Key;
   /** How configuration problems name it: "required with the other M-Pesa settings". */
   readonly label: string;
-  readonly network: Network;
   /** Its environment variables, every one optional: config.ts spreads them into its schema. */
   readonly env: Env;
   /** Configured by all of these or by none of them (a partial set stops the start). */
@@ -34,6 +32,20 @@ export type PaymentProviderModule<Key extends string, Env extends z.ZodRawShape,
     env: { [K in keyof Env]: z.output<Env[K]> } & { APP_ENV: 'sandbox' | 'production' },
     publicBaseUrl: string,
   ): Settings | undefined;
+};
+
+/**
+ * One outside payment provider, as its folder's index.ts exports it: the common shape, a factory for
+ * the adapter the pipeline drives, and its callback routes. app.ts, the adapter registry and
+ * /healthz iterate the list in providers/index.ts; adding a provider is its folder and one line
+ * there (README, "Outside providers: one module shape").
+ */
+export type PaymentProviderModule<Key extends string, Env extends z.ZodRawShape, Settings> = ProviderModule<
+  Key,
+  Env,
+  Settings
+> & {
+  readonly network: Network;
   createAdapter(settings: Settings, options?: { fetch?: typeof fetch }): PaymentAdapter;
   /** Its callback routes (a Fastify plugin registered under /v1), if it calls back. */
   callbackRoutes?(app: FastifyInstance, deps: CallbackRouteDeps<Settings>): Promise<void>;
