@@ -16,7 +16,7 @@ describeStores('prices as a series, the band and held prices on %s', (store) => 
   const instrument = async () => {
     const symbol = `ZZP${++n}${Math.random().toString(36).slice(2, 6).toUpperCase()}`;
     await upsertStocks(t.ctx.database.db, [
-      { symbol, name: 'Zulu Prices Ltd', price: '100.0000', currency: 'KES' },
+      { symbol, name: 'Price Series Test Ltd', price: '100.0000', currency: 'KES' },
     ]);
     await t.ctx.database.db.transaction((tx) =>
       recordPrice(tx, { symbol, price: '100.0000', asOf: eat('2026-11-30T14:59'), source: 'IMPORT' }),
