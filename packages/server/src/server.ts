@@ -152,11 +152,16 @@ export async function serve(env: Env = process.env): Promise<void> {
       )
     : undefined;
   runtime.feedWorker = feed;
-  const housekeeping = startHousekeeping(runtime.database.db, app.log, (counts) => {
-    for (const [table, deleted] of Object.entries(counts)) {
-      runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
-    }
-  });
+  const housekeeping = startHousekeeping(
+    runtime.database.db,
+    app.log,
+    (counts) => {
+      for (const [table, deleted] of Object.entries(counts)) {
+        runtime.metrics.housekeepingDeleted.inc({ table }, deleted);
+      }
+    },
+    runtime.clock,
+  );
 
   const stopAll = async () => {
     housekeeping.stop();

@@ -215,6 +215,39 @@ export const orders = pgTable(
   (t) => [index('orders_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt.desc())],
 );
 
+/**
+ * What was executed for an order: units, the price and that price's as-of time, when, and the
+ * settlement date (T+N trading days of the instrument's market). FILLED, then SETTLED on that date.
+ */
+export const executions = pgTable(
+  'executions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    orderId: text('order_id')
+      .notNull()
+      .references(() => orders.id),
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    side: text('side').$type<'BUY' | 'SELL'>().notNull(),
+    units: numeric('units', { precision: 20, scale: 4 }).notNull(),
+    price: numeric('price', { precision: 18, scale: 4 }).notNull(),
+    priceAsOf: timestamp('price_as_of', { withTimezone: true, mode: 'date' }),
+    executedAt: timestamp('executed_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** YYYY-MM-DD in the market's time zone. */
+    settlementDate: text('settlement_date').notNull(),
+    status: text('status').$type<'FILLED' | 'SETTLED'>().notNull(),
+    settledAt: timestamp('settled_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('executions_order_key').on(t.orderId),
+    index('executions_filled_idx').on(t.settlementDate).where(sql`status = 'FILLED'`),
+  ],
+);
+
 /** Mobile-money movements: INCOMING = C2B collection, OUTGOING = B2C disbursement (proceeds or refund). */
 export const transactions = pgTable(
   'transactions',

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { run } from '../../db/query.ts';
+import { settleDueExecutions } from '../orders/record-execution.ts';
 
 /** Rows deleted per statement: short transactions, no long lock on a busy table. */
 const BATCH = 1000;
@@ -97,6 +98,7 @@ export function startHousekeeping(
   db: Queryable,
   log: Log,
   onDeleted: (counts: PurgeCounts) => void,
+  now: () => Date = () => new Date(),
 ): { stop(): void } {
   let running = false;
   const run = async () => {
@@ -105,6 +107,9 @@ export function startHousekeeping(
     try {
       const counts = await purgeExpired(db);
       onDeleted(counts);
+      // Executions whose settlement date has come are SETTLED (docs/market.md, "Executions").
+      const settled = await settleDueExecutions(db, now());
+      if (settled > 0) log.info({ settled }, 'housekeeping: executions settled');
       if (Object.values(counts).some((n) => n > 0)) {
         log.info({ deleted: counts }, 'housekeeping: expired records purged');
       }

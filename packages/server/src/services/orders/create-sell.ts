@@ -9,6 +9,7 @@ import type { PlacedOrder } from './create-buy.ts';
 import type { OrderDeps } from './deps.ts';
 import { ORDER_COLUMNS, type SelectedOrder } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
+import { recordExecution } from './record-execution.ts';
 
 /**
  * A sell order of whole units, EXECUTED at once at the current price: the holding is decremented
@@ -57,6 +58,15 @@ export async function createSellOrder(
   returning ${ORDER_COLUMNS}`,
   );
   if (!order) throw new Error('sell order: the insert returned no row');
+  await recordExecution(tx, {
+    organizationId: input.organizationId,
+    orderId,
+    stockId: stock.id,
+    side: 'SELL',
+    units: quantity,
+    price: stock.price,
+    executedAt: new Date(),
+  });
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
     tx,

@@ -5,6 +5,7 @@ import { money, parseDecimal, plain, unitsFor } from '../../lib/money.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 import { ORDER_COLUMNS, type OrderRow, type SelectedOrder } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
+import { recordExecution } from './record-execution.ts';
 
 /**
  * Executes a PAID buy order (locked by the caller) at the stock's current price: the units go into
@@ -36,6 +37,17 @@ update orders o set status = 'EXECUTED', quantity = ${units}::numeric, price = $
 where o.id = ${order.id}
 returning ${ORDER_COLUMNS}`,
   );
-  if (executed) await emitOrderEvent(tx, events, 'REQUEST.UPDATED', executed);
+  if (executed) {
+    await recordExecution(tx, {
+      organizationId: order.organizationId,
+      orderId: order.id,
+      stockId: order.stockId,
+      side: 'BUY',
+      units,
+      price: stock.price,
+      executedAt: new Date(now),
+    });
+    await emitOrderEvent(tx, events, 'REQUEST.UPDATED', executed);
+  }
   return true;
 }
