@@ -238,6 +238,33 @@ prices
     }),
   );
 
+const book = program
+  .command('book')
+  .description("a trading day's book: customers' claims per instrument against the broker's pooled position")
+  .option('--date <date>', 'YYYY-MM-DD in the market time zone (default today)')
+  .action(
+    adminAction(async (call, o: { date?: string }) => {
+      const found = await call<{ data: { lines: unknown[] } }>(
+        'GET',
+        `/admin/book${o.date ? `?date=${encodeURIComponent(o.date)}` : ''}`,
+      );
+      return found.data.lines;
+    }),
+  );
+book
+  .command('position')
+  .description("record the broker's pooled position of an instrument (from its daily statement)")
+  .argument('<symbol>')
+  .argument('<units>', 'whole shares held in the pooled account')
+  .requiredOption('--on <date>', 'YYYY-MM-DD the statement is true at')
+  .action(
+    adminAction((call, symbol: string, units: string, o: { on: string }) =>
+      call('PUT', `/admin/book/positions/${encodeURIComponent(symbol)}/${encodeURIComponent(o.on)}`, {
+        units,
+      }),
+    ),
+  );
+
 const orders = program.command('orders').description('orders and their payment transactions');
 orders
   .command('list')

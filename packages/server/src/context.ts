@@ -46,6 +46,8 @@ export interface AppContext {
   paymentWorker?: PaymentWorker;
   /** This instance's price feed worker, when PRICE_FEED_URL is set (docs/market.md). */
   feedWorker?: FeedWorker;
+  /** The last book check of this instance (docs/market.md, "The operator's book"). */
+  bookCheck?: { checkedAt: Date; date: string; shortfall: string[] };
   /**
    * The payment pipeline's callback entry points, deps bound (services/payments/callback-pipeline.ts,
    * built by pipeline/start.ts). The provider callback routes are registered only when it is set.

@@ -9,6 +9,7 @@ import { flushLogs } from './lib/logger.ts';
 import { SecretsFileError } from './lib/secrets.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { startHousekeeping } from './services/housekeeping/purge.ts';
+import { checkBook } from './services/market/book.ts';
 import { priceFeedProvider } from './services/market/feed/index.ts';
 import { startFeedWorker } from './services/market/feed-worker.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
@@ -152,6 +153,11 @@ export async function serve(env: Env = process.env): Promise<void> {
       )
     : undefined;
   runtime.feedWorker = feed;
+  // Every 10 minutes, the day's book against the pooled position (docs/market.md, "The operator's book").
+  const watchBook = () =>
+    checkBook(runtime, app.log).catch((error: unknown) => app.log.warn({ err: error }, 'book check failed'));
+  const bookTimer = setInterval(watchBook, 600_000).unref();
+  void watchBook();
   const housekeeping = startHousekeeping(
     runtime.database.db,
     app.log,
@@ -164,6 +170,7 @@ export async function serve(env: Env = process.env): Promise<void> {
   );
 
   const stopAll = async () => {
+    clearInterval(bookTimer);
     housekeeping.stop();
     await payments.stop();
     await webhooks?.stop();
@@ -189,6 +196,7 @@ export async function serve(env: Env = process.env): Promise<void> {
   installShutdown(
     [app, admin],
     async () => {
+      clearInterval(bookTimer);
       await payments.stop();
       await webhooks?.stop();
       await feed?.stop();

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../lib/errors.ts';
-import { MARKETS, nextOpen, sessionAt } from '../services/market/calendar.ts';
+import { bookFor, recordPooledPosition } from '../services/market/book.ts';
+import { localTime, MARKETS, NSE, nextOpen, sessionAt } from '../services/market/calendar.ts';
 import { holidaySet, listHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
 import { decideHeldPrice, listHeldPrices, listPrices, recordPrice } from '../services/market/prices.ts';
 import { price } from './trading.ts';
@@ -35,6 +36,15 @@ const priceBody = z.strictObject({
   /** Default now: an operator's edit is a price as of the moment it is made. */
   asOf: z.iso.datetime({ offset: true }).optional(),
 });
+
+const UNITS = /^\d{1,16}(\.\d{1,4})?$/;
+const positionParams = symbolParams.extend({ date: isoDate });
+const positionBody = z.strictObject({
+  units: z
+    .union([z.string(), z.number().transform(String)])
+    .pipe(z.string().regex(UNITS, 'units must be a decimal of at least 0 with up to 4 decimals')),
+});
+const bookQuery = z.strictObject({ date: isoDate.optional() });
 
 const priceNotFound = () => new AppError(404, 'Not found', 'No held price has this id');
 const instrumentNotFound = () => new AppError(404, 'Not found', 'Instrument not found');
@@ -97,6 +107,24 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
       return { data: decided };
     });
   }
+  // The operator's book: the broker's pooled position per instrument, and the day's book against it.
+  app.put(
+    '/admin/book/positions/:symbol/:date',
+    { schema: { params: positionParams, body: positionBody } },
+    async (request) => {
+      const { symbol, date } = request.params as z.output<typeof positionParams>;
+      const { units } = request.body as z.output<typeof positionBody>;
+      const recorded = await recordPooledPosition(db, { symbol, date, units });
+      if (!recorded) throw instrumentNotFound();
+      request.log.info({ symbol, date, units }, 'pooled position recorded by the operator');
+      return { data: recorded };
+    },
+  );
+  app.get('/admin/book', { schema: { querystring: bookQuery } }, async (request) => {
+    const { date } = request.query as z.output<typeof bookQuery>;
+    const day = date ?? localTime(NSE.timeZone, ctx.clock()).date;
+    return { data: { date: day, lines: await bookFor(db, day) } };
+  });
   app.get(
     '/admin/instruments/:symbol/prices',
     { schema: { params: symbolParams, querystring: rangeQuery } },

@@ -248,6 +248,24 @@ export const executions = pgTable(
   ],
 );
 
+/**
+ * The whole shares the platform's broker holds per instrument in its pooled account, as the operator
+ * records them (from the broker's daily statement), by the date they are true at.
+ */
+export const pooledPositions = pgTable(
+  'pooled_positions',
+  {
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    /** YYYY-MM-DD in the market's time zone. */
+    date: text('date').notNull(),
+    units: numeric('units', { precision: 20, scale: 4 }).notNull(),
+    recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.stockId, t.date] })],
+);
+
 /** Mobile-money movements: INCOMING = C2B collection, OUTGOING = B2C disbursement (proceeds or refund). */
 export const transactions = pgTable(
   'transactions',

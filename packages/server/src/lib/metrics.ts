@@ -41,6 +41,11 @@ export function createMetrics() {
       labelNames: ['state'] as const,
       registers: [registry],
     }),
+    bookShortfall: new Gauge({
+      name: 'book_shortfall_instruments',
+      help: "Instruments whose customers' claims exceed the broker's pooled position (docs/market.md)",
+      registers: [registry],
+    }),
     priceFeedPulls: new Counter({
       name: 'price_feed_pulls_total',
       help: 'Pulls of the price feed, by outcome: ok, failed',

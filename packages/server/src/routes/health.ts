@@ -51,12 +51,15 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
     const prices = ctx.config.priceFeed
       ? { feed: ctx.feedWorker?.health() ?? { state: 'stopped' } }
       : undefined;
+    // The book, once this instance has checked it: instruments whose claims exceed the pooled position.
+    const book = ctx.bookCheck;
     return {
       status: 'ok',
       store: ctx.database.kind,
       checks: { database, redis },
       payments,
       ...(prices ? { prices } : {}),
+      ...(book ? { book } : {}),
     };
   });
 

@@ -272,6 +272,21 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       expect(JSON.parse(history.stdout).map((p: { price: string }) => p.price)).toEqual(['31.5000']);
       const held = await runCli(['--json', 'prices', 'held'], cliEnv());
       expect(JSON.parse(held.stdout)).toEqual([]);
+      const position = await runCli(
+        ['--json', 'book', 'position', 'SCOM', '1000', '--on', '2031-12-11'],
+        cliEnv(),
+      );
+      expect(position.code, position.stderr).toBe(0);
+      expect(JSON.parse(position.stdout).data).toEqual({
+        symbol: 'SCOM',
+        date: '2031-12-11',
+        units: '1000.0000',
+      });
+      const day = await runCli(['--json', 'book', '--date', '2031-12-11'], cliEnv());
+      expect(day.code, day.stderr).toBe(0);
+      expect(JSON.parse(day.stdout)).toContainEqual(
+        expect.objectContaining({ symbol: 'SCOM', pooled: '1000.0000', pooledDate: '2031-12-11' }),
+      );
       const session = await runCli(['--json', 'market', 'session'], cliEnv());
       expect(JSON.parse(session.stdout).data).toMatchObject({ market: 'XNAI', state: expect.any(String) });
     });

@@ -69,6 +69,8 @@ const ROUTES = {
   'prices.confirm': [200, 400, 401, 404],
   'prices.reject': [200, 400, 401, 404],
   'prices.series': [200, 400, 401],
+  'book.position': [200, 400, 401, 404],
+  'book.show': [200, 400, 401],
   metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
@@ -98,6 +100,8 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['prices.confirm', 'POST', '/admin/prices/{price}/confirm'],
   ['prices.reject', 'POST', '/admin/prices/{price}/reject'],
   ['prices.series', 'GET', '/admin/instruments/{symbol}/prices'],
+  ['book.position', 'PUT', '/admin/book/positions/{symbol}/{date}'],
+  ['book.show', 'GET', '/admin/book'],
   ['metrics', 'GET', '/metrics'],
 ];
 
@@ -112,6 +116,8 @@ const TABLES = [
   'customers',
   'prices',
   'market_holidays',
+  'executions',
+  'pooled_positions',
 ];
 const SNAPSHOT_SQL = sql.raw(
   `select ${TABLES.map(
