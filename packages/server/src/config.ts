@@ -127,6 +127,12 @@ export const configSchema = z.object({
   PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
   PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
   PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
+  /**
+   * Orders only in the NSE's continuous session and at a fresh price (docs/market.md, "Orders and
+   * market hours"): `enforced`, or `always-open`. Unset: enforced in production, always open in the
+   * sandbox (partners test at any hour).
+   */
+  MARKET_HOURS: z.enum(['enforced', 'always-open'], { error: 'must be enforced or always-open' }).optional(),
   /** During a session, a price older than this is stale: no order executes at it (docs/market.md). */
   PRICE_MAX_AGE_SECONDS: positiveInt.max(86_400, 'must be at most 86400').default(900),
   // Each outside provider's variables: all of its required set or none (src/providers.ts).

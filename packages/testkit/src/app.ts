@@ -61,6 +61,8 @@ export async function buildTestApp(
   const loaded = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    // Suites run at any hour: only the market-hours suites enforce them (docs/market.md).
+    MARKET_HOURS: 'always-open',
     RATE_LIMIT_GLOBAL: '100000/60s',
     RATE_LIMIT_TOKEN: '100000/60s',
     ...(store === 'postgres' ? { DATABASE_URL: process.env.DATABASE_URL } : {}),

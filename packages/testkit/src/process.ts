@@ -113,6 +113,8 @@ async function startServerOnce(
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       LOG_LEVEL: 'warn',
+      // Suites run at any hour: only the market-hours suites enforce them (docs/market.md).
+      MARKET_HOURS: 'always-open',
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       ...env,
       PORT: String(port),

@@ -32,7 +32,7 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
     where c.id = ${customer} and c.organization_id = ${org}) as customer,
   (select o.name from organizations o where o.id = ${org}) as organization_name,
   coalesce((select json_agg(json_build_object('id', s.id, 'symbol', s.symbol, 'name', s.name,
-      'price', s.price::text, 'currency', s.currency) order by s.symbol)
+      'price', s.price::text, 'currency', s.currency, 'priceAsOf', s.price_as_of) order by s.symbol)
     from stocks s where s.is_active), '[]') as stocks,
   coalesce((select json_agg(json_build_object('stockId', h.stock_id, 'symbol', s.symbol,
       'units', h.units::text, 'price', s.price::text, 'currency', s.currency) order by s.symbol)

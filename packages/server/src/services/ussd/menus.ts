@@ -118,6 +118,19 @@ const requestLabel = (o: UssdOpenOrder) =>
   `${o.side} ${o.symbol} ${shown(o.amount, o.currency).replace(/\.00$/, '')}`;
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
 const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
+/** Orders are refused before any payment prompt outside the session (docs/market.md). */
+export const MARKET_CLOSED = 'The market is closed. Orders are taken Mon-Fri 09:31-15:00 EAT.';
+
+/** Why an order of `stock` cannot be taken now, when market hours are enforced; undefined: it can. */
+function tradingRefusal(data: UssdData, stock: UssdStock): string | undefined {
+  const trading = data.trading;
+  if (!trading) return undefined;
+  if (!trading.open) return MARKET_CLOSED;
+  const asOf = stock.priceAsOf ? Date.parse(stock.priceAsOf) : Number.NaN;
+  if (Number.isNaN(asOf) || trading.nowMs - asOf > trading.maxAgeMs)
+    return `No current price for ${stock.symbol}. Try again later.`;
+  return undefined;
+}
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
 const notAvailable = (network: string | null) =>
   `Payments from ${network ?? 'your network'} are not available yet.`;
@@ -199,6 +212,8 @@ export function renderMenu(
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
       if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
+      const marketRefusal = tradingRefusal(data, stock);
+      if (marketRefusal) return gone(`${head}\n${marketRefusal}`);
       const units = formatEstimatedUnits(unitsFor(paid, priceOf(stock)));
       return m(`${head}\n${priceLine(stock)}\nEst. units: ${units}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
@@ -223,6 +238,8 @@ export function renderMenu(
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
       const currencyRefusal = otherCurrency(data, stock.currency);
       if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
+      const marketRefusal = tradingRefusal(data, stock);
+      if (marketRefusal) return gone(`${head}\n${marketRefusal}`);
       const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
       return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },

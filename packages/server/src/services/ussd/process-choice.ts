@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.ts';
 import type { Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
+import { tradingNow } from '../market/trading.ts';
 import { StaleMoveError } from '../orders/cancel.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
@@ -171,8 +172,9 @@ async function planMove(
   try {
     const { state } = session;
     if (!isUssdState(state)) throw new Error(`session holds unknown state ${state}`);
-    const { customer, data } = await snapshot();
+    const [{ customer, data: loaded }, trading] = await Promise.all([snapshot(), tradingNow(ctx)]);
     if (!customer) throw new Error(`session's customer ${session.customerId} is gone`);
+    const data = trading ? { ...loaded, trading } : loaded;
     const moved = move({ state, context: session.context as unknown as UssdContext, choice, data });
     if (moved.effects.length > 0) return { kind: 'effects', moved, msisdn: customer.msisdn };
     await ctx.faultInjector?.('ussd.process.effects');

@@ -77,6 +77,8 @@ export interface UssdStock {
   /** Decimal string with up to 4 decimals, e.g. '28.50'. */
   price: string;
   currency: string;
+  /** When `price` was true (ISO time); null: never recorded. */
+  priceAsOf?: string | null;
 }
 
 export interface UssdHolding {
@@ -116,6 +118,12 @@ export interface UssdData {
   holdings: UssdHolding[];
   /** Open (cancellable) orders of the customer, in display order (e.g. newest first). */
   openOrders: UssdOpenOrder[];
+  /**
+   * Market hours and price ages, when they are enforced (docs/market.md, "Orders and market hours"):
+   * whether the market is in its continuous session now, now, and the oldest price an order may use.
+   * Absent: always open (the sandbox's default).
+   */
+  trading?: { open: boolean; nowMs: number; maxAgeMs: number };
 }
 
 /** Writes the caller performs in the same DB transaction as the move. */
