@@ -45,7 +45,10 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
     const { customerId, client } = await customer();
     const buy = await client.walk(customerId, ['1', '8', 'ZZBUY', '1', '1', '1000000']);
     expect(buy.currentState).toBe('BUY_CONFIRM');
-    expect(buy.menu).toMatchObject({ text: `Buy ZZBUY for KES 1,000,000.00\n${MARKET_CLOSED}`, options: HOME });
+    expect(buy.menu).toMatchObject({
+      text: `Buy ZZBUY for KES 1,000,000.00\n${MARKET_CLOSED}`,
+      options: HOME,
+    });
     expect(buy.ussdText.length).toBeLessThanOrEqual(182);
     const pressed = (await client.press(buy.sessionId, '1')).json().data;
     expect(pressed.currentState).toBe('BUY_CONFIRM');
