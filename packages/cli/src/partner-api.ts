@@ -265,6 +265,24 @@ book
     ),
   );
 
+const ledger = program.command('ledger').description('the units ledger');
+ledger
+  .command('check')
+  .description(
+    'every holding equals its ledger entries, every executed buy has its collection and sell its payout; exits 1 on a difference',
+  )
+  .option('--org <organizationId>')
+  .action(
+    adminAction(async (call, o: { org?: string }) => {
+      const checked = await call<{ data: { balanced: boolean; differences: unknown[] } }>(
+        'GET',
+        `/admin/ledger/check${o.org ? `?organizationId=${encodeURIComponent(o.org)}` : ''}`,
+      );
+      if (!checked.data.balanced) process.exitCode = 1;
+      return checked.data;
+    }),
+  );
+
 const orders = program.command('orders').description('orders and their payment transactions');
 orders
   .command('list')

@@ -5,6 +5,7 @@ import { AppError } from '../lib/errors.ts';
 import { bookFor, recordPooledPosition } from '../services/market/book.ts';
 import { localTime, MARKETS, NSE, nextOpen, sessionAt } from '../services/market/calendar.ts';
 import { holidaySet, listHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
+import { checkLedger } from '../services/market/ledger-check.ts';
 import { decideHeldPrice, listHeldPrices, listPrices, recordPrice } from '../services/market/prices.ts';
 import { price } from './trading.ts';
 
@@ -45,6 +46,7 @@ const positionBody = z.strictObject({
     .pipe(z.string().regex(UNITS, 'units must be a decimal of at least 0 with up to 4 decimals')),
 });
 const bookQuery = z.strictObject({ date: isoDate.optional() });
+const ledgerQuery = z.strictObject({ organizationId: z.string().min(1).max(64).optional() });
 
 const priceNotFound = () => new AppError(404, 'Not found', 'No held price has this id');
 const instrumentNotFound = () => new AppError(404, 'Not found', 'Instrument not found');
@@ -120,6 +122,11 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
       return { data: recorded };
     },
   );
+  app.get('/admin/ledger/check', { schema: { querystring: ledgerQuery } }, async (request) => {
+    const { organizationId } = request.query as z.output<typeof ledgerQuery>;
+    const differences = await checkLedger(db, organizationId);
+    return { data: { balanced: differences.length === 0, differences } };
+  });
   app.get('/admin/book', { schema: { querystring: bookQuery } }, async (request) => {
     const { date } = request.query as z.output<typeof bookQuery>;
     const day = date ?? localTime(NSE.timeZone, ctx.clock()).date;

@@ -266,6 +266,33 @@ export const pooledPositions = pgTable(
   (t) => [primaryKey({ columns: [t.stockId, t.date] })],
 );
 
+/**
+ * The units ledger: every movement of a customer's units, append-only (a correction is a reversing
+ * entry, never an edit). A holding equals the sum of its entries (`partner-api ledger check`).
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    stockId: text('stock_id')
+      .notNull()
+      .references(() => stocks.id),
+    orderId: text('order_id').references(() => orders.id),
+    /** BUY (units in), SELL (units out), OPENING (units held before the ledger began), REVERSAL. */
+    kind: text('kind').$type<'BUY' | 'SELL' | 'OPENING' | 'REVERSAL'>().notNull(),
+    /** Signed: positive in, negative out. */
+    units: numeric('units', { precision: 20, scale: 4 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('ledger_entries_holding_idx').on(t.customerId, t.stockId)],
+);
+
 /** Mobile-money movements: INCOMING = C2B collection, OUTGOING = B2C disbursement (proceeds or refund). */
 export const transactions = pgTable(
   'transactions',

@@ -1,7 +1,7 @@
 /**
- * Migrations 0007 and 0008 applied in place: a store with stocks, a holding and an executed order,
+ * Migrations 0007 to 0010 applied in place: a store with stocks, a holding and an executed order,
  * migrated as far as 0006, keeps all of it, each stock gets its price as a first IMPORT and the
- * executed order its execution.
+ * executed order its execution, each holding its opening ledger entry.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,6 +101,11 @@ describe('the securities migrations, in place on a store that has data', () => {
           settlement_date: '2026-12-02',
         },
       ]);
+      // The ledger opens with each holding as it stood.
+      const ledger = await client.query<{ kind: string; units: string }>(
+        `select kind, units::text as units from ledger_entries`,
+      );
+      expect(ledger.rows).toEqual([{ kind: 'OPENING', units: '3.5000' }]);
     } finally {
       await client.close();
     }

@@ -71,6 +71,7 @@ const ROUTES = {
   'prices.series': [200, 400, 401],
   'book.position': [200, 400, 401, 404],
   'book.show': [200, 400, 401],
+  'ledger.check': [200, 400, 401],
   metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
@@ -102,6 +103,7 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['prices.series', 'GET', '/admin/instruments/{symbol}/prices'],
   ['book.position', 'PUT', '/admin/book/positions/{symbol}/{date}'],
   ['book.show', 'GET', '/admin/book'],
+  ['ledger.check', 'GET', '/admin/ledger/check'],
   ['metrics', 'GET', '/metrics'],
 ];
 
@@ -118,6 +120,7 @@ const TABLES = [
   'market_holidays',
   'executions',
   'pooled_positions',
+  'ledger_entries',
 ];
 const SNAPSHOT_SQL = sql.raw(
   `select ${TABLES.map(

@@ -38,6 +38,14 @@ export async function recordExecution(
     ${input.executedAt.toISOString()}::timestamptz, ${settles}, 'FILLED')
   on conflict (order_id) do nothing`,
   );
+  // The units ledger: the same movement, signed (docs/market.md, "The ledger").
+  await run(
+    tx,
+    sql`insert into ledger_entries (id, organization_id, customer_id, stock_id, order_id, kind, units)
+  select ${createId()}, o.organization_id, o.customer_id, o.stock_id, o.id, ${input.side},
+    ${input.side === 'BUY' ? sql`${input.units}::numeric` : sql`-${input.units}::numeric`}
+  from orders o where o.id = ${input.orderId}`,
+  );
   return { settlementDate: settles };
 }
 
