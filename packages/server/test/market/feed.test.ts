@@ -62,11 +62,9 @@ describeStores('the price feed pulled from its fake on %s', (store) => {
   let t: TestApp;
   let fake: FakePrices;
   let worker: FeedWorker;
-  const symbols = [
-    `ZZF${Math.random().toString(36).slice(2, 6).toUpperCase()}`,
-    'ZZFTWO',
-    'ZZFTHREE',
-  ] as const;
+  // Symbols of this run alone: the PostgreSQL test database keeps earlier runs' prices at the same times.
+  const run = Math.random().toString(36).slice(2, 6).toUpperCase();
+  const symbols = [`ZZF1${run}`, `ZZF2${run}`, `ZZF3${run}`] as const;
   let fakeNow = eat('2026-12-01T10:00');
   const priceOf = async (symbol: string) =>
     (

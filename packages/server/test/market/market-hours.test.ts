@@ -4,26 +4,36 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
 import { recordPrice } from '../../src/services/market/prices.ts';
+import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import { MARKET_CLOSED } from '../../src/services/ussd/menus.ts';
-import { ensureCatalog, insertCustomer, insertHolding, ussdClient } from '../ussd/support.ts';
+import { insertCustomer, insertHolding, ussdClient } from '../ussd/support.ts';
 
 const eat = (local: string) => new Date(`${local}+03:00`);
 const HOME = [{ key: '0', label: 'Home', nextState: 'HOME' }];
 
 describeStores('orders only in the session and at a fresh price (MARKET_HOURS=enforced) on %s', (store) => {
   let t: TestApp;
-  let ids: Awaited<ReturnType<typeof ensureCatalog>>;
+  // Instruments of this run alone: on the shared PostgreSQL database other suites re-import the
+  // fixtures (their prices as of now) while this one sets their age.
+  const run = Math.random().toString(36).slice(2, 6).toUpperCase();
+  const BUY = `ZZHB${run}`;
+  const SELL = `ZZHS${run}`;
+  let sellId: string;
   beforeAll(async () => {
     t = await buildTestApp(store, { MARKET_HOURS: 'enforced', PRICE_MAX_AGE_SECONDS: '900' });
-    ids = await ensureCatalog(t);
+    const listed = await upsertStocks(t.ctx.database.db, [
+      { symbol: BUY, name: 'Hours Buy Test Ltd', price: '25.0000', currency: 'KES' },
+      { symbol: SELL, name: 'Hours Sell Test Ltd', price: '40.0000', currency: 'KES' },
+    ]);
+    sellId = listed.find((s) => s.symbol === SELL)!.id;
   });
   afterAll(() => t?.close());
 
   /** The fixtures priced as of `asOf` (the operator's edit). */
   const priceAt = async (asOf: Date) => {
     for (const [symbol, price] of [
-      ['ZZBUY', '25.0000'],
-      ['ZZSELL', '40.0000'],
+      [BUY, '25.0000'],
+      [SELL, '40.0000'],
     ] as const)
       await t.ctx.database.db.transaction((tx) => recordPrice(tx, { symbol, price, asOf, source: 'EDIT' }));
   };
@@ -35,7 +45,7 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
   const customer = async () => {
     const partner = await createPartner(t);
     const customerId = await insertCustomer(t, partner);
-    await insertHolding(t, partner, customerId, ids.sell, '10');
+    await insertHolding(t, partner, customerId, sellId, '10');
     return { partner, customerId, client: ussdClient(t, partner) };
   };
 
@@ -43,10 +53,10 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
     await priceAt(eat('2026-11-27T14:59'));
     t.ctx.clock = () => eat('2026-11-28T10:00'); // a Saturday
     const { customerId, client } = await customer();
-    const buy = await client.walk(customerId, ['1', '8', 'ZZBUY', '1', '1', '1000000']);
+    const buy = await client.walk(customerId, ['1', '8', BUY, '1', '1', '1000000']);
     expect(buy.currentState).toBe('BUY_CONFIRM');
     expect(buy.menu).toMatchObject({
-      text: `Buy ZZBUY for KES 1,000,000.00\n${MARKET_CLOSED}`,
+      text: `Buy ${BUY} for KES 1,000,000.00\n${MARKET_CLOSED}`,
       options: HOME,
     });
     expect(buy.ussdText.length).toBeLessThanOrEqual(182);
@@ -54,8 +64,8 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
     expect(pressed.currentState).toBe('BUY_CONFIRM');
     expect(pressed.menu.text).toMatch(/^Invalid choice\./);
 
-    const sell = await client.walk(customerId, ['1', '8', 'ZZSELL', '1', '2', '3']);
-    expect(sell.menu).toMatchObject({ text: `Sell 3 ZZSELL units\n${MARKET_CLOSED}`, options: HOME });
+    const sell = await client.walk(customerId, ['1', '8', SELL, '1', '2', '3']);
+    expect(sell.menu).toMatchObject({ text: `Sell 3 ${SELL} units\n${MARKET_CLOSED}`, options: HOME });
     await client.press(sell.sessionId, '1');
     expect(await ordersOf(customerId)).toBe(0);
     const held = await one<{ units: string }>(
@@ -69,9 +79,9 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
     await priceAt(eat('2026-12-02T09:40'));
     t.ctx.clock = () => eat('2026-12-02T10:00'); // Wednesday, 20 minutes after the price
     const { customerId, client } = await customer();
-    const buy = await client.walk(customerId, ['1', '8', 'ZZBUY', '1', '1', '500']);
+    const buy = await client.walk(customerId, ['1', '8', BUY, '1', '1', '500']);
     expect(buy.menu).toMatchObject({
-      text: 'Buy ZZBUY for KES 500.00\nNo current price for ZZBUY. Try again later.',
+      text: `Buy ${BUY} for KES 500.00\nNo current price for ${BUY}. Try again later.`,
       options: HOME,
     });
     await client.press(buy.sessionId, '1');
@@ -82,8 +92,8 @@ describeStores('orders only in the session and at a fresh price (MARKET_HOURS=en
     await priceAt(eat('2026-12-02T09:55'));
     t.ctx.clock = () => eat('2026-12-02T10:00');
     const { customerId, client } = await customer();
-    const buy = await client.walk(customerId, ['1', '8', 'ZZBUY', '1', '1', '500']);
-    expect(buy.menu.text).toBe('Buy ZZBUY for KES 500.00\nPrice: KES 25.00\nEst. units: 20.00');
+    const buy = await client.walk(customerId, ['1', '8', BUY, '1', '1', '500']);
+    expect(buy.menu.text).toBe(`Buy ${BUY} for KES 500.00\nPrice: KES 25.00\nEst. units: 20.00`);
     const submitted = (await client.press(buy.sessionId, '1')).json().data;
     expect(submitted.currentState).toBe('BUY_SUBMITTED');
     expect(submitted.menu.text).toMatch(
