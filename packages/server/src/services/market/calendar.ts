@@ -40,6 +40,9 @@ export const NSE: MarketRules = {
 
 export const MARKETS: Readonly<Record<string, MarketRules>> = { XNAI: NSE };
 
+/** The rules of an instrument's market (the NSE's for a market we have no rules for). */
+export const rulesOf = (market: string): MarketRules => MARKETS[market] ?? NSE;
+
 /** A market's session at an instant: OPEN is continuous trading, the only time an order executes. */
 export type SessionState = 'PRE_OPEN' | 'OPEN' | 'CLOSED';
 

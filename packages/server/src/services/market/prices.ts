@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
 import { dateOf, one, rows, run } from '../../db/query.ts';
 import { Big } from '../../lib/money.ts';
-import { instantOf, localTime, MARKETS, type MarketRules } from './calendar.ts';
+import { instantOf, localTime, rulesOf } from './calendar.ts';
 
 export type PriceSource = 'FEED' | 'IMPORT' | 'EDIT';
 export type PriceStatus = 'APPLIED' | 'HELD' | 'REJECTED';
@@ -31,9 +31,6 @@ const recordOf = (row: PriceRow): PriceRecord => ({
   asOf: dateOf(row.asOf),
   decidedAt: row.decidedAt === null ? null : dateOf(row.decidedAt),
 });
-
-/** The rules of an instrument's market (the NSE's for a market we have no rules for). */
-export const rulesOf = (market: string): MarketRules => MARKETS[market] ?? (MARKETS.XNAI as MarketRules);
 
 /**
  * Whether `price` moves beyond the band from `reference` (the previous close): |price/reference − 1|

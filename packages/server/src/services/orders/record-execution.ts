@@ -2,9 +2,8 @@ import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
-import { localTime, settlementDate } from '../market/calendar.ts';
+import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
-import { rulesOf } from '../market/prices.ts';
 
 /**
  * Records what an order executed (in the transaction that executed it): units, the price and its
@@ -51,7 +50,7 @@ export async function recordExecution(
 
 /** Marks SETTLED every FILLED execution whose settlement date has come (in the NSE's time zone). */
 export async function settleDueExecutions(db: Queryable, now: Date): Promise<number> {
-  const today = localTime(rulesOf('XNAI').timeZone, now).date;
+  const today = localTime(NSE.timeZone, now).date;
   return run(
     db,
     sql`update executions set status = 'SETTLED', settled_at = ${now.toISOString()}::timestamptz
