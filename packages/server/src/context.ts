@@ -4,6 +4,7 @@ import type { Database } from './db/client.ts';
 import type { Metrics } from './lib/metrics.ts';
 import type { Secrets } from './lib/secrets.ts';
 import type { FeedWorker } from './services/market/feed-worker.ts';
+import type { MarketGate } from './services/market/trading.ts';
 import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
@@ -32,6 +33,8 @@ export interface AppContext {
    * no event is written while the spec says none are delivered.
    */
   events: EventOutbox;
+  /** Whether a paid buy may execute now (services/market/trading.ts): session and price age. */
+  market: MarketGate;
   /**
    * Tests only: how webhook hosts resolve, at registration and at connect time (a table instead of
    * DNS). Nothing in the server sets it; unset means the system resolver.

@@ -5,6 +5,7 @@ import type { AppContext } from './context.ts';
 import { openDatabase } from './db/client.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { loadSecrets } from './lib/secrets.ts';
+import { marketGate } from './services/market/trading.ts';
 import { createAdapterRegistry } from './services/payments/registry.ts';
 import { createOutbox, NO_EVENTS } from './services/webhooks/outbox.ts';
 
@@ -54,7 +55,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       new Promise((r) => setTimeout(r, 3000).unref()),
     ]);
   const metrics = createMetrics();
-  return {
+  const runtime: Runtime = {
     config,
     clock: () => new Date(),
     database,
@@ -66,9 +67,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     events: config.WEBHOOKS_PREVIEW
       ? createOutbox({ emitted: (event) => metrics.webhookEvents.inc({ event }) })
       : NO_EVENTS,
+    // Replaced below: the gate reads this runtime's clock and settings at each call.
+    market: async () => true,
     async close() {
       redis?.disconnect();
       await database.close();
     },
   };
+  runtime.market = marketGate(runtime);
+  return runtime;
 }

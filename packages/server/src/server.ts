@@ -12,6 +12,7 @@ import { startHousekeeping } from './services/housekeeping/purge.ts';
 import { checkBook } from './services/market/book.ts';
 import { priceFeedProvider } from './services/market/feed/index.ts';
 import { startFeedWorker } from './services/market/feed-worker.ts';
+import { executeWaitingBuys } from './services/orders/life.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 import { startWebhookWorker } from './services/webhooks/worker.ts';
@@ -158,6 +159,14 @@ export async function serve(env: Env = process.env): Promise<void> {
     checkBook(runtime, app.log).catch((error: unknown) => app.log.warn({ err: error }, 'book check failed'));
   const bookTimer = setInterval(watchBook, 600_000).unref();
   void watchBook();
+  // Every 30 s, the paid buys that waited for the session or a fresh price (docs/market.md).
+  const executeWaiting = () =>
+    executeWaitingBuys(runtime.database.db, runtime)
+      .then((executed) => {
+        if (executed > 0) app.log.info({ executed }, 'waiting buys executed');
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, 'waiting buys: run failed; retrying'));
+  const waitingTimer = setInterval(executeWaiting, 30_000).unref();
   const housekeeping = startHousekeeping(
     runtime.database.db,
     app.log,
@@ -169,14 +178,19 @@ export async function serve(env: Env = process.env): Promise<void> {
     runtime.clock,
   );
 
-  const stopAll = async () => {
+  /** Stops the timers and workers, then closes the stores (housekeeping is stopped apart). */
+  const closeStores = async () => {
     clearInterval(bookTimer);
-    housekeeping.stop();
+    clearInterval(waitingTimer);
     await payments.stop();
     await webhooks?.stop();
     await feed?.stop();
     await runtime.close();
     await releaseLock?.();
+  };
+  const stopAll = async () => {
+    housekeeping.stop();
+    await closeStores();
   };
   await listenOrExit(app, config.HOST, config.PORT, 'PORT', stopAll);
   await listenOrExit(admin, config.ADMIN_HOST, config.ADMIN_PORT, 'ADMIN_PORT', async () => {
@@ -193,20 +207,9 @@ export async function serve(env: Env = process.env): Promise<void> {
   );
   if (process.stdout.isTTY && config.LOG_FORMAT !== 'json')
     process.stdout.write(banner(config, runtime.database.kind));
-  installShutdown(
-    [app, admin],
-    async () => {
-      clearInterval(bookTimer);
-      await payments.stop();
-      await webhooks?.stop();
-      await feed?.stop();
-      await runtime.close();
-      await releaseLock?.();
-    },
-    () => {
-      housekeeping.stop();
-    },
-  );
+  installShutdown([app, admin], closeStores, () => {
+    housekeeping.stop();
+  });
 }
 
 function installShutdown(

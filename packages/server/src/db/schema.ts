@@ -182,6 +182,11 @@ export const holdings = pgTable(
       .notNull()
       .references(() => stocks.id),
     units: numeric('units', { precision: 20, scale: 4 }).notNull().default('0'),
+    /**
+     * Of `units`, those bought by executions not yet SETTLED: not available to sell (a T+3 market's
+     * sell reads the available figure, units − pending; docs/market.md, "Positions").
+     */
+    pendingUnits: numeric('pending_units', { precision: 20, scale: 4 }).notNull().default('0'),
     ...timestamps,
   },
   (t) => [primaryKey({ columns: [t.customerId, t.stockId] })],
@@ -503,4 +508,36 @@ export const webhookAttempts = pgTable(
     error: text('error'),
   },
   (t) => [index('webhook_attempts_event_idx').on(t.eventId, t.at)],
+);
+
+/**
+ * The money ledger: append-only, one entry per transaction that moved money, signed from the
+ * customer's side of the platform (+ collected from the customer, − paid out to them). An order's
+ * entries sum to what the platform holds for it (docs/market.md, "The ledger").
+ */
+export const moneyEntries = pgTable(
+  'money_entries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    orderId: text('order_id')
+      .notNull()
+      .references(() => orders.id),
+    transactionId: text('transaction_id')
+      .notNull()
+      .unique()
+      .references(() => transactions.id),
+    /** COLLECTION (in), PAYOUT (a sell's proceeds out), REFUND (a buy's money back out), REVERSAL. */
+    kind: text('kind').$type<'COLLECTION' | 'PAYOUT' | 'REFUND' | 'REVERSAL'>().notNull(),
+    /** Signed: positive collected, negative paid out. */
+    amount: numeric('amount', { precision: 18, scale: 2 }).notNull(),
+    currency: text('currency').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('money_entries_order_idx').on(t.orderId)],
 );

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
 import { NSE, settlementDate } from '../../src/services/market/calendar.ts';
-import { settleDueExecutions } from '../../src/services/orders/record-execution.ts';
+import { settleDueExecutions } from '../../src/services/orders/life.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import {

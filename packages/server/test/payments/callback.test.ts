@@ -5,7 +5,7 @@ import { createPartner } from '@partner-api/testkit/partner.ts';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
-import { cancelOrder } from '../../src/services/orders/cancel.ts';
+import { cancelOrder } from '../../src/services/orders/life.ts';
 import { signCallback } from '../../src/services/payments/callback-signature.ts';
 import { ensureCatalog, insertCustomer, orderRow, transactionsOf } from '../ussd/support.ts';
 import { placePendingBuy, sendCallback } from './support.ts';

@@ -24,7 +24,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Queryable } from '../../src/db/client.ts';
 import { holdings, orders, transactions } from '../../src/db/schema.ts';
 import { REDIS_RETRY_AFTER_MS } from '../../src/plugins/rate-limit.ts';
-import { cancelOrder } from '../../src/services/orders/cancel.ts';
+import { cancelOrder } from '../../src/services/orders/life.ts';
 import { placePendingBuy, sendCallback } from '../payments/support.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
 

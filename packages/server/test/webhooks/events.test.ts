@@ -2,7 +2,7 @@ import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner, type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { createSellOrder } from '../../src/services/orders/create-sell.ts';
+import { placeSell } from '../../src/services/orders/life.ts';
 import {
   ensureCatalog,
   FIXTURES,
@@ -299,7 +299,7 @@ describeStores('events written with the change on %s', (store) => {
     await insertHolding(t, partner, customerId, stockIds.sell, '5.0000');
     await expect(
       t.ctx.database.db.transaction(async (tx) => {
-        await createSellOrder(
+        await placeSell(
           tx,
           {
             organizationId: partner.organizationId,

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { run } from '../../db/query.ts';
-import { settleDueExecutions } from '../orders/record-execution.ts';
+import { settleDueExecutions } from '../orders/life.ts';
 
 /** Rows deleted per statement: short transactions, no long lock on a busy table. */
 const BATCH = 1000;

@@ -1,7 +1,9 @@
 import type { AppContext } from '../../context.ts';
+import { dateOf } from '../../db/query.ts';
 import type { UssdData } from '../ussd/types.ts';
 import { NSE, sessionAt } from './calendar.ts';
 import { holidaySet } from './holidays.ts';
+import { isStale } from './prices.ts';
 
 /** Whether market hours and price ages bind orders: the setting, else on in production only. */
 export function marketHoursEnforced(config: AppContext['config']): boolean {
@@ -29,5 +31,21 @@ export async function tradingNow(ctx: AppContext): Promise<UssdData['trading']> 
     open: sessionAt(NSE, now, holidays).state === 'OPEN',
     nowMs: now.getTime(),
     maxAgeMs: ctx.config.PRICE_MAX_AGE_SECONDS * 1000,
+  };
+}
+
+/**
+ * Whether a paid buy may execute now at a price of this as-of time (ISO or store text; null: none):
+ * in the session and fresh, when market hours are enforced; always otherwise.
+ */
+export type MarketGate = (priceAsOf: string | null) => Promise<boolean>;
+
+/** The gate of a context: reads its clock and settings at each call (tests change the clock). */
+export function marketGate(ctx: AppContext): MarketGate {
+  return async (priceAsOf) => {
+    const trading = await tradingNow(ctx);
+    if (!trading) return true;
+    const asOf = priceAsOf === null ? null : dateOf(priceAsOf);
+    return trading.open && !isStale(asOf, new Date(trading.nowMs), trading.maxAgeMs);
   };
 }

@@ -1,11 +1,9 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
-import { money } from '../../lib/money.ts';
 import type { OrderDeps } from '../orders/deps.ts';
-import { executePaidBuy } from '../orders/execute-buy.ts';
-import { lockOrder, type OrderRow, setOrderStatus } from '../orders/lock-order.ts';
-import { refund } from '../orders/refund.ts';
+import { lateCollectionReceived, paymentSettled } from '../orders/life.ts';
+import { lockOrder, type OrderRow } from '../orders/lock-order.ts';
 import type { TransactionRef } from './provider.ts';
 import { emitTransactionEvent } from './transaction-events.ts';
 import {
@@ -38,9 +36,8 @@ export type CallbackOutcome =
 /**
  * Applies a provider's result for one transaction, once: the order and the transaction rows are
  * locked, and a transaction that already has a final status never moves (a repeat changes nothing).
- * Order effects in the same database transaction: a paid collection makes the buy order PAID then
- * EXECUTED; a failed one makes it FAILED; money collected for an order cancelled meanwhile is refunded.
- * Disbursements to request after commit are returned.
+ * What the order does about it is the order's life's (orders/life.ts, paymentSettled), in the same
+ * database transaction. Disbursements to request after commit are returned.
  */
 export async function applyProviderResult(
   tx: Tx,
@@ -72,18 +69,7 @@ export async function applyProviderResult(
         ? null
         : (input.reason ?? (input.status === 'FAILED' ? 'failed at provider' : 'cancelled at provider')),
   });
-  const disbursements: TransactionRef[] = [];
-  if (settled.type === 'INCOMING') {
-    if (input.status !== 'SUCCESS') {
-      if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, deps.events, order.id, 'FAILED');
-    } else if (order.status === 'PENDING_PAYMENT') {
-      await setOrderStatus(tx, deps.events, order.id, 'PAID');
-      await executePaidBuy(tx, deps.events, order);
-    } else {
-      // Paid for an order that can no longer use the money (cancelled, failed): give it back.
-      disbursements.push(await refund(tx, order, money(settled.amount, settled.currency), deps));
-    }
-  }
+  const disbursements = await paymentSettled(tx, order, settled, deps);
   // OUTGOING (proceeds or refund): the outcome is recorded on the transaction; a FAILED payout is
   // left for the operator (its request OPERATOR: pipeline/decide.ts), who retries it or pays it
   // another way (pipeline/resolve.ts), never retried blindly.
@@ -118,7 +104,7 @@ async function refundLateCollection(
   return {
     outcome: 'applied',
     transaction: settled,
-    disbursements: [await refund(tx, order, money(current.amount, current.currency), deps)],
+    disbursements: await lateCollectionReceived(tx, order, settled, deps),
   };
 }
 

@@ -1,8 +1,6 @@
 import type { Tx } from '../../db/client.ts';
-import { cancelOrder } from '../orders/cancel.ts';
-import { createBuyOrder } from '../orders/create-buy.ts';
-import { createSellOrder } from '../orders/create-sell.ts';
 import type { OrderDeps } from '../orders/deps.ts';
+import { cancelOrder, placeBuy, placeSell } from '../orders/life.ts';
 import type { TransactionRef } from '../payments/provider.ts';
 import type { UssdEffect } from './types.ts';
 
@@ -40,9 +38,9 @@ async function applyEffect(
 ): Promise<EffectsResult> {
   switch (effect.type) {
     case 'CREATE_BUY_ORDER':
-      return createBuyOrder(tx, { ...owner, stockId: effect.stockId, amount: effect.amount }, deps);
+      return placeBuy(tx, { ...owner, stockId: effect.stockId, amount: effect.amount }, deps);
     case 'CREATE_SELL_ORDER':
-      return createSellOrder(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity }, deps);
+      return placeSell(tx, { ...owner, stockId: effect.stockId, quantity: effect.quantity }, deps);
     case 'CANCEL_ORDER':
       return cancelOrder(tx, { ...owner, orderId: effect.orderId }, deps);
   }

@@ -35,7 +35,7 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
       'price', s.price::text, 'currency', s.currency, 'priceAsOf', s.price_as_of) order by s.symbol)
     from stocks s where s.is_active), '[]') as stocks,
   coalesce((select json_agg(json_build_object('stockId', h.stock_id, 'symbol', s.symbol,
-      'units', h.units::text, 'price', s.price::text, 'currency', s.currency) order by s.symbol)
+      'units', h.units::text, 'pending', h.pending_units::text, 'price', s.price::text, 'currency', s.currency) order by s.symbol)
     from holdings h join stocks s on s.id = h.stock_id
     where h.organization_id = ${org} and h.customer_id = ${customer} and h.units > 0), '[]') as holdings,
   coalesce((select json_agg(json_build_object('id', o.id, 'side', o.side, 'symbol', s.symbol,

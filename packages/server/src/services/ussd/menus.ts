@@ -92,9 +92,19 @@ export function heldUnits(stockId: string | undefined, holdings: readonly UssdHo
   return units === undefined ? new Big('0') : parseDecimal(units, 'units');
 }
 
-/** Whole units of a stock the customer may sell. */
+/** Units of a stock bought by executions not yet settled: held, but not available to sell. */
+function pendingUnits(stockId: string | undefined, holdings: readonly UssdHolding[]): Decimal {
+  const pending = holdings.find((h) => h.stockId === stockId)?.pending;
+  return pending === undefined ? new Big('0') : parseDecimal(pending, 'units');
+}
+
+/** Whole units of a stock the customer may sell: those held and available (not pending settlement). */
 export const sellableUnits = (stockId: string | undefined, holdings: readonly UssdHolding[]): Decimal =>
-  wholeUnits(heldUnits(stockId, holdings));
+  wholeUnits(heldUnits(stockId, holdings).minus(pendingUnits(stockId, holdings)));
+
+/** Held, but all or part of it waits for settlement (docs/ussd-and-payments.md, "Positions"). */
+const pendingSettlement = (symbol: string, pending: Decimal) =>
+  `${formatUnits(pending)} ${symbol} units are pending settlement and can be sold once settled (3 trading days after the buy).`;
 
 const ZERO = new Big('0');
 const ONE = new Big('1');
@@ -225,6 +235,8 @@ export function renderMenu(
     case 'SELL_QUANTITY': {
       if (!stock) return gone('This stock is no longer available.');
       const max = sellableUnits(stock.id, data.holdings);
+      const pending = pendingUnits(stock.id, data.holdings);
+      if (max.lt(ONE) && pending.gt(ZERO)) return gone(pendingSettlement(stock.symbol, pending));
       if (max.lt(ONE)) return gone(`You hold no whole units of ${stock.symbol}.`);
       return m(`Sell ${stock.symbol}\nEnter units to sell (max ${plain(max)})`, [HOME_OPTION]);
     }

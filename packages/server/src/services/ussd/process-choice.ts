@@ -4,7 +4,7 @@ import type { Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import { tradingNow } from '../market/trading.ts';
-import { StaleMoveError } from '../orders/cancel.ts';
+import { StaleMoveError } from '../orders/life.ts';
 import type { Log, TransactionRef } from '../payments/provider.ts';
 import { applyEffects } from './apply-effects.ts';
 import type { UssdCall, UssdReply } from './create-session.ts';

@@ -86,6 +86,8 @@ export interface UssdHolding {
   symbol: string;
   /** Decimal string with up to 4 decimals, e.g. '10.5000'. */
   units: string;
+  /** Of `units`, those pending settlement (not available to sell); absent: none. */
+  pending?: string;
   /** Decimal string, e.g. '2850.00', in `currency` (the stock's). */
   value: string;
   currency: string;

@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
-import { createSellOrder } from '../../../src/services/orders/create-sell.ts';
+import { placeSell } from '../../../src/services/orders/life.ts';
 import type { CallbackPipeline } from '../../../src/services/payments/callback-pipeline.ts';
 import { callbackPipelineFor, pipelineDeps } from '../../../src/services/payments/pipeline/start.ts';
 import type { PipelineDeps } from '../../../src/services/payments/pipeline/types.ts';
@@ -253,7 +253,7 @@ describeStores('Airtel callback routes with the real pipeline on %s, end to end 
     const stockId = (await ensureCatalog(t)).sell;
     await insertHolding(t, partner, customerId, stockId, units);
     const placed = await db().transaction((tx) =>
-      createSellOrder(
+      placeSell(
         tx,
         { organizationId: partner.organizationId, customerId, msisdn, stockId, quantity: units },
         t.ctx,

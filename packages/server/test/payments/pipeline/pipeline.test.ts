@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
-import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
+import { placeBuy } from '../../../src/services/orders/life.ts';
 import {
   createTransaction,
   NoPaymentAdapterError,
@@ -91,7 +91,7 @@ describeStores('payment pipeline on %s', (store) => {
 
   async function buy(registry: AdapterRegistry, amount = '1000') {
     const placed = await t.ctx.database.db.transaction((tx) =>
-      createBuyOrder(
+      placeBuy(
         tx,
         { organizationId: partner.organizationId, customerId, msisdn: '254712000015', stockId, amount },
         { registry, events: t.ctx.events },
@@ -153,7 +153,7 @@ describeStores('payment pipeline on %s', (store) => {
     let orderId = '';
     await expect(
       t.ctx.database.db.transaction(async (tx) => {
-        const placed = await createBuyOrder(
+        const placed = await placeBuy(
           tx,
           {
             organizationId: partner.organizationId,
@@ -199,7 +199,7 @@ describeStores('payment pipeline on %s', (store) => {
     );
     await expect(
       t.ctx.database.db.transaction((tx) =>
-        createBuyOrder(
+        placeBuy(
           tx,
           {
             organizationId: partner.organizationId,

@@ -5,8 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { one, rows } from '../../../src/db/query.ts';
 import { money } from '../../../src/lib/money.ts';
-import { cancelOrder } from '../../../src/services/orders/cancel.ts';
-import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
+import { cancelOrder, placeBuy } from '../../../src/services/orders/life.ts';
 import { createTransaction } from '../../../src/services/payments/create-transaction.ts';
 import type { QueryResult } from '../../../src/services/payments/pipeline/adapter.ts';
 import { recordQueryAnswer } from '../../../src/services/payments/pipeline/callbacks.ts';
@@ -89,7 +88,7 @@ describeStores('the operator resolves a payment on %s', (store) => {
     );
   const buy = async () => {
     const placed = await t.ctx.database.db.transaction((tx) =>
-      createBuyOrder(
+      placeBuy(
         tx,
         { organizationId: partner.organizationId, customerId, msisdn: MSISDN, stockId, amount: '1000' },
         t.ctx,

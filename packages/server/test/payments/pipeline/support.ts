@@ -1,6 +1,6 @@
 import type { TestApp } from '@partner-api/testkit/app.ts';
 import { createPartner } from '@partner-api/testkit/partner.ts';
-import { createBuyOrder } from '../../../src/services/orders/create-buy.ts';
+import { placeBuy } from '../../../src/services/orders/life.ts';
 import { ensureCatalog, insertCustomer } from '../../ussd/support.ts';
 
 /**
@@ -12,11 +12,7 @@ export async function placeQueuedBuy(t: TestApp, msisdn: string, amount: string)
   const customerId = await insertCustomer(t, partner, { msisdn });
   const stockId = (await ensureCatalog(t)).buy;
   const placed = await t.ctx.database.db.transaction((tx) =>
-    createBuyOrder(
-      tx,
-      { organizationId: partner.organizationId, customerId, msisdn, stockId, amount },
-      t.ctx,
-    ),
+    placeBuy(tx, { organizationId: partner.organizationId, customerId, msisdn, stockId, amount }, t.ctx),
   );
   return placed.payments[0]!.id;
 }

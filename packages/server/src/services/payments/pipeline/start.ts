@@ -19,6 +19,7 @@ export function pipelineDeps(ctx: AppContext, log: Log): Omit<PipelineDeps, 'bre
     metrics: ctx.metrics,
     registry: ctx.registry,
     events: ctx.events,
+    market: ctx.market,
     clock: () => new Date(),
     settings: ctx.config,
   };

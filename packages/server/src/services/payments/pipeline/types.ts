@@ -27,6 +27,8 @@ export type PipelineDeps = {
   registry: AdapterRegistry;
   /** The webhook outbox: a settlement's TRANSACTION and REQUEST events commit with it. */
   events: EventOutbox;
+  /** Whether a paid buy may execute now (services/market/trading.ts); absent: at once. */
+  market?: import('../../market/trading.ts').MarketGate;
   clock: () => Date;
   settings: PipelineSettings;
   /** Per-adapter circuit breakers of this process (worker.ts); absent: every adapter is called. */
