@@ -68,7 +68,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       ? createOutbox({ emitted: (event) => metrics.webhookEvents.inc({ event }) })
       : NO_EVENTS,
     // Replaced below: the gate reads this runtime's clock and settings at each call.
-    market: async () => true,
+    market: async () => new Date(),
     async close() {
       redis?.disconnect();
       await database.close();

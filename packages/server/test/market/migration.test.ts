@@ -1,7 +1,8 @@
 /**
- * Migrations 0007 to 0010 applied in place: a store with stocks, a holding and an executed order,
+ * Migrations 0007 to 0011 applied in place: a store with stocks, a holding and an executed order,
  * migrated as far as 0006, keeps all of it, each stock gets its price as a first IMPORT and the
- * executed order its execution, each holding its opening ledger entry.
+ * executed order its execution, each holding its opening ledger entry and its units pending
+ * settlement, each transaction that moved money its money entry.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,11 @@ describe('the securities migrations, in place on a store that has data', () => {
                   'cstk0000000000000000000001', 'BUY', 'EXECUTED', 100, 'KES', 3.5, 28.55, '2026-11-27T12:00:00Z'),
                  ('cord0000000000000000000002', 'corg0000000000000000000001', 'ccus0000000000000000000001',
                   'cstk0000000000000000000001', 'BUY', 'FAILED', 50, 'KES', null, null, '2026-11-27T12:00:00Z');
+        insert into transactions (id, organization_id, order_id, type, amount, currency, status, provider, msisdn, settled_at)
+          values ('ctrx0000000000000000000001', 'corg0000000000000000000001', 'cord0000000000000000000001',
+                  'INCOMING', 100, 'KES', 'SUCCESS', 'MPESA', '254712000001', '2026-11-27T11:59:00Z'),
+                 ('ctrx0000000000000000000002', 'corg0000000000000000000001', 'cord0000000000000000000002',
+                  'INCOMING', 50, 'KES', 'FAILED', 'MPESA', '254712000001', '2026-11-27T11:59:00Z');
       `);
 
       await migrate(db, { migrationsFolder: MIGRATIONS });
@@ -106,8 +112,20 @@ describe('the securities migrations, in place on a store that has data', () => {
         `select kind, units::text as units from ledger_entries`,
       );
       expect(ledger.rows).toEqual([{ kind: 'OPENING', units: '3.5000' }]);
+      // The executed buy's units settle on 2 December: until then they are pending, not available.
+      const pending = await client.query<{ pending: string }>(
+        `select pending_units::text as pending from holdings`,
+      );
+      expect(pending.rows).toEqual([{ pending: '3.5000' }]);
+      // The money ledger opens with each transaction that moved money; the failed one moved none.
+      const money = await client.query<{ transaction_id: string; kind: string; amount: string }>(
+        `select transaction_id, kind, amount::text as amount from money_entries`,
+      );
+      expect(money.rows).toEqual([
+        { transaction_id: 'ctrx0000000000000000000001', kind: 'COLLECTION', amount: '100.00' },
+      ]);
     } finally {
       await client.close();
     }
-  });
+  }, 120_000); // a fresh PGlite and every migration twice: slow on a loaded machine
 });

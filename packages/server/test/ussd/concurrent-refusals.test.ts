@@ -109,6 +109,36 @@ describeStores('concurrent sells and cancels on %s: the loser gets a clean refus
     expect((await transactionsOf(t, sold[0]!.id)).map((tx) => tx.type)).toEqual(['OUTGOING']);
   });
 
+  it('two sells of the available units of a holding partly pending settlement: never more than available', async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner, { msisdn: '254711000668' });
+    // Five units held, two of them bought and not yet settled: three available.
+    await insertHolding(t, partner, customerId, stockIds.sell, '5');
+    await t.ctx.database.db.execute(
+      sql`update holdings set pending_units = 2 where customer_id = ${customerId} and stock_id = ${stockIds.sell}`,
+    );
+    const client = ussdClient(t, partner);
+    const a = await client.walk(customerId, ['1', '8', 'ZZSELL', '1', '2']);
+    expect(a.menu.text).toBe('Sell ZZSELL\nEnter units to sell (max 3)');
+    const b = await client.walk(customerId, ['1', '8', 'ZZSELL', '1', '2', '2']);
+    const a3 = (await client.press(a.sessionId, '3')).json().data as UssdData;
+    expect([a3.currentState, b.currentState]).toEqual(['SELL_CONFIRM', 'SELL_CONFIRM']);
+
+    const { won, lost, waited } = await race(client, [a.sessionId, b.sessionId], 'update holdings set units');
+    expect(waited).toBe(store === 'postgres');
+    expect(won.currentState).toBe('SELL_SUBMITTED');
+    expectRefused(
+      lost,
+      'SELL_CONFIRM',
+      'Invalid choice.\n2 ZZSELL units are pending settlement and can be sold once settled (3 trading days after the buy).',
+    );
+    const left = await rows<{ units: string; pending: string }>(
+      t.ctx.database.db,
+      sql`select units::text as units, pending_units::text as pending from holdings where customer_id = ${customerId}`,
+    );
+    expect(left).toEqual([{ units: '2.0000', pending: '2.0000' }]);
+  });
+
   // The control: the log lines are read, and a failure that is no lost race is still the ERROR screen.
   it('an unexpected failure of a sell is still the ERROR screen with one error line', async () => {
     const partner = await createPartner(t);

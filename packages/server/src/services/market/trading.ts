@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.ts';
+import type { Queryable } from '../../db/client.ts';
 import { dateOf } from '../../db/query.ts';
 import type { UssdData } from '../ussd/types.ts';
 import { NSE, sessionAt } from './calendar.ts';
@@ -20,12 +21,16 @@ let cached: { at: number; holidays: Promise<Set<string>>; db: unknown } | undefi
  * What a USSD move needs to refuse an order outside the NSE's continuous session or at a stale price
  * (docs/market.md, "Orders and market hours"); undefined when market hours are not enforced.
  */
-export async function tradingNow(ctx: AppContext): Promise<UssdData['trading']> {
+export async function tradingNow(
+  ctx: AppContext,
+  /** Where to read the holidays when they are not cached: a transaction the caller holds. */
+  q: Queryable = ctx.database.db,
+): Promise<UssdData['trading']> {
   if (!marketHoursEnforced(ctx.config)) return undefined;
   const now = ctx.clock();
   const db = ctx.database.db;
   if (!cached || cached.db !== db || now.getTime() - cached.at > HOLIDAYS_TTL_MS || now.getTime() < cached.at)
-    cached = { at: now.getTime(), holidays: holidaySet(db, NSE.mic), db };
+    cached = { at: now.getTime(), holidays: holidaySet(q, NSE.mic), db };
   const holidays = await cached.holidays.catch(() => new Set<string>());
   return {
     open: sessionAt(NSE, now, holidays).state === 'OPEN',
@@ -35,17 +40,22 @@ export async function tradingNow(ctx: AppContext): Promise<UssdData['trading']> 
 }
 
 /**
- * Whether a paid buy may execute now at a price of this as-of time (ISO or store text; null: none):
- * in the session and fresh, when market hours are enforced; always otherwise.
+ * When a paid buy may execute at a price of this as-of time (ISO or store text; null: none): now,
+ * by the context's clock, when the market is in session and the price fresh (or market hours are
+ * not enforced); null when it must wait.
  */
-export type MarketGate = (priceAsOf: string | null) => Promise<boolean>;
+export type MarketGate = (tx: Queryable, priceAsOf: string | null) => Promise<Date | null>;
 
-/** The gate of a context: reads its clock and settings at each call (tests change the clock). */
+/**
+ * The gate of a context: reads its clock and settings at each call (tests change the clock), and
+ * the holidays through the caller's transaction (PGlite has one connection: a read beside it waits).
+ */
 export function marketGate(ctx: AppContext): MarketGate {
-  return async (priceAsOf) => {
-    const trading = await tradingNow(ctx);
-    if (!trading) return true;
+  return async (tx, priceAsOf) => {
+    const trading = await tradingNow(ctx, tx);
+    if (!trading) return ctx.clock();
+    const now = new Date(trading.nowMs);
     const asOf = priceAsOf === null ? null : dateOf(priceAsOf);
-    return trading.open && !isStale(asOf, new Date(trading.nowMs), trading.maxAgeMs);
+    return trading.open && !isStale(asOf, now, trading.maxAgeMs) ? now : null;
   };
 }

@@ -1,7 +1,7 @@
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Db, Queryable, Tx } from '../../db/client.ts';
-import { one, rows, run } from '../../db/query.ts';
+import { dateOf, one, rows, run } from '../../db/query.ts';
 import { amountString, type Money, money, parseDecimal, plain, proceeds, unitsFor } from '../../lib/money.ts';
 import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
@@ -128,15 +128,25 @@ export async function placeSell(
 ): Promise<PlacedOrder> {
   const { msisdn } = input;
   if (!msisdn) throw new Error('sell order: the customer has no number to pay out to');
-  const stock = await one<{ id: string; price: string; currency: string }>(
+  const stock = await one<{
+    id: string;
+    price: string;
+    currency: string;
+    priceAsOf: string | null;
+    market: string;
+  }>(
     tx,
-    sql`select id, price::text as price, currency from stocks where id = ${input.stockId} and is_active`,
+    sql`select id, price::text as price, currency, price_as_of::text as "priceAsOf", market from stocks
+  where id = ${input.stockId} and is_active`,
   );
   if (!stock) throw new Error(`sell order: stock ${input.stockId} is not listed`);
+  // The screen refused it outside the session or at a stale price; a confirm that came late is too.
+  const at = deps.market ? await deps.market(tx, stock.priceAsOf) : new Date();
+  if (!at) throw new StaleMoveError('sell order: the market does not allow it now');
   const quantity = input.quantity;
   const sold = await one<{ units: string }>(
     tx,
-    sql`update holdings set units = units - ${quantity}::numeric, updated_at = ${new Date().toISOString()}::timestamptz
+    sql`update holdings set units = units - ${quantity}::numeric, updated_at = ${at.toISOString()}::timestamptz
   where customer_id = ${input.customerId} and stock_id = ${stock.id}
     and units - pending_units >= ${quantity}::numeric
   returning units::text as units`,
@@ -150,13 +160,22 @@ export async function placeSell(
   );
   const order = await one<SelectedOrder>(
     tx,
-    sql`insert into orders as o (id, organization_id, customer_id, stock_id, side, status, amount, currency, quantity, price)
+    sql`insert into orders as o (id, organization_id, customer_id, stock_id, side, status, amount, currency, quantity,
+    price, created_at, updated_at)
   values (${orderId}, ${input.organizationId}, ${input.customerId}, ${stock.id}, 'SELL', 'EXECUTED',
-  ${amountString(payout)}::numeric, ${payout.currency}, ${quantity}::numeric, ${stock.price}::numeric)
+  ${amountString(payout)}::numeric, ${payout.currency}, ${quantity}::numeric, ${stock.price}::numeric,
+  ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz)
   returning ${ORDER_COLUMNS}`,
   );
   if (!order) throw new Error('sell order: the insert returned no row');
-  await recordExecution(tx, { order: order, side: 'SELL', units: quantity, price: stock.price });
+  await recordExecution(tx, {
+    order,
+    side: 'SELL',
+    units: quantity,
+    price: stock.price,
+    priceAsOf: stock.priceAsOf,
+    market: stock.market,
+  });
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
     tx,
@@ -217,7 +236,7 @@ export async function lateCollectionReceived(
 /**
  * Executes a PAID buy order (locked by the caller) at the stock's current price, when the market
  * allows it now (`deps.market`: in session and the price fresh; always, when market hours are not
- * enforced): the units go into the customer's holding, pending settlement, and the order becomes
+ * enforced), timed by the market's clock: the units go into the customer's holding, pending settlement, and the order becomes
  * EXECUTED. Otherwise the order stays PAID, still cancellable by the customer (with a refund), and
  * executeWaitingBuys tries again; a stock delisted meanwhile likewise waits.
  *
@@ -226,15 +245,16 @@ export async function lateCollectionReceived(
  * statement upserts the holding and updates the order.
  */
 async function executeBuy(tx: Tx, deps: OrderDeps, order: OrderRow): Promise<boolean> {
-  const stock = await one<{ price: string; priceAsOf: string | null }>(
+  const stock = await one<{ price: string; priceAsOf: string | null; market: string }>(
     tx,
-    sql`select price::text as price, price_as_of::text as "priceAsOf" from stocks
+    sql`select price::text as price, price_as_of::text as "priceAsOf", market from stocks
   where id = ${order.stockId} and is_active for share`,
   );
   if (!stock) return false;
-  if (deps.market && !(await deps.market(stock.priceAsOf))) return false;
+  const at = deps.market ? await deps.market(tx, stock.priceAsOf) : new Date();
+  if (!at) return false;
   const units = plain(unitsFor(money(order.amount, order.currency), parseDecimal(stock.price, 'price')));
-  const now = new Date().toISOString();
+  const now = at.toISOString();
   const executed = await one<SelectedOrder>(
     tx,
     sql`with held as (
@@ -256,6 +276,7 @@ returning ${ORDER_COLUMNS}`,
     units,
     price: stock.price,
     priceAsOf: stock.priceAsOf,
+    market: stock.market,
   });
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   return true;
@@ -297,16 +318,14 @@ async function recordExecution(
     side: 'BUY' | 'SELL';
     units: string;
     price: string;
-    priceAsOf?: string | null;
+    priceAsOf: string | null;
+    /** The instrument's market (its MIC). */
+    market: string;
   },
 ): Promise<void> {
   const { order } = input;
-  const stock = await one<{ market: string; priceAsOf: string | null }>(
-    tx,
-    sql`select market, price_as_of::text as "priceAsOf" from stocks where id = ${order.stockId}`,
-  );
-  const rules = rulesOf(stock?.market ?? 'XNAI');
-  const executedAt = new Date(order.updatedAt);
+  const rules = rulesOf(input.market);
+  const executedAt = dateOf(order.updatedAt);
   const settles = settlementDate(rules, executedAt, await holidaySet(tx, rules.mic));
   const signed = input.side === 'BUY' ? input.units : `-${input.units}`;
   await run(
@@ -315,7 +334,7 @@ async function recordExecution(
   insert into executions (id, organization_id, order_id, stock_id, side, units, price, price_as_of,
     executed_at, settlement_date, status)
   values (${createId()}, ${order.organizationId}, ${order.id}, ${order.stockId}, ${input.side},
-    ${input.units}::numeric, ${input.price}::numeric, ${input.priceAsOf ?? stock?.priceAsOf ?? null}::timestamptz,
+    ${input.units}::numeric, ${input.price}::numeric, ${input.priceAsOf}::timestamptz,
     ${executedAt.toISOString()}::timestamptz, ${settles}, 'FILLED')
   on conflict (order_id) do nothing
   returning order_id

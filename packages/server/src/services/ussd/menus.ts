@@ -243,8 +243,11 @@ export function renderMenu(
     case 'SELL_CONFIRM': {
       const q = context.quantity;
       if (!stock || q === undefined) return gone('This stock is no longer available.');
-      if (parseDecimal(q, 'quantity', 0).gt(sellableUnits(stock.id, data.holdings)))
+      if (parseDecimal(q, 'quantity', 0).gt(sellableUnits(stock.id, data.holdings))) {
+        const pending = pendingUnits(stock.id, data.holdings);
+        if (pending.gt(ZERO)) return gone(pendingSettlement(stock.symbol, pending));
         return gone(`You no longer hold ${q} units of ${stock.symbol}.`);
+      }
       const head = `Sell ${q} ${stock.symbol} units`;
       if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
       if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
