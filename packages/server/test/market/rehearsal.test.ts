@@ -85,12 +85,15 @@ describe.skipIf(!process.env.DATABASE_URL)(
         priceAsOf: string;
         side: string;
         status: string;
+        executedAt: string;
+        settlementDate: string;
       }>(
         db(),
-        sql`select units::text as units, price::text as price, price_as_of::text as "priceAsOf", side, status
+        sql`select units::text as units, price::text as price, price_as_of::text as "priceAsOf", side, status,
+  executed_at::text as "executedAt", settlement_date as "settlementDate"
   from executions where order_id = ${orderId}`,
       );
-      return row && { ...row, priceAsOf: dateOf(row.priceAsOf) };
+      return row && { ...row, priceAsOf: dateOf(row.priceAsOf), executedAt: dateOf(row.executedAt) };
     };
     /** The units a buy of AMOUNT gets at `price`: rounded down to 4 decimals (never more than paid for). */
     const unitsAt = (price: string) => new Big(AMOUNT).div(price).round(4, Big.roundDown).toFixed(4);
@@ -190,13 +193,12 @@ describe.skipIf(!process.env.DATABASE_URL)(
       const { orderId, order } = await paidBuy();
       const units = unitsAt(fed);
       expect(order).toMatchObject({ side: 'BUY', amount: '1000.00', price: fed, quantity: units });
-      expect(await executionOf(orderId)).toEqual({
-        side: 'BUY',
-        status: 'FILLED',
-        units,
-        price: fed,
-        priceAsOf: now,
-      });
+      // Executed at the rehearsal's 10:00 (the market's clock), settling T+3 trading days later.
+      const execution = await executionOf(orderId);
+      expect(execution).toMatchObject({ side: 'BUY', status: 'FILLED', units, price: fed, priceAsOf: now });
+      expect(execution?.executedAt.getTime()).toBeGreaterThanOrEqual(now.getTime());
+      expect(execution?.executedAt.getTime()).toBeLessThan(now.getTime() + 60_000);
+      expect(execution?.settlementDate).toBe(plusDays(WEDNESDAY, 5)); // Thursday, Friday, Monday
       expect(await checkLedger(db())).toEqual([]);
     }, 60_000);
 
