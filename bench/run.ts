@@ -18,6 +18,8 @@
  *      an idle queue, and deliveries per second of one instance to a local HTTPS receiver
  *   6. round trips per request (PostgreSQL only, bench/lib/round-trips.ts): a second server behind
  *      counting relays; what each request sends to PostgreSQL and to Redis
+ *   7. the USSD buy path's server CPU per request (bench/lib/buy.ts): scenario 4's walks with no
+ *      pause after a warm-up; on PostgreSQL also per walk until its order is executed
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
  * Each row is judged against its target (TARGETS below); the embedded store's scenarios 1–3
  * against half of PostgreSQL's figures per CPU-second in the same run.
@@ -37,21 +39,27 @@
  * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
  * what else runs on the machine barely moves. The load average at the start is recorded.
  *
- * Flags: --store=postgres|pglite (one store), --only=get,key,post,patch,ussd,delivery,trips (some scenarios),
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,patch,ussd,buy,delivery,trips (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
  * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing),
  * --keep-log (keep each server's log, its access lines with their responseTime, as
- * bench/results/server-<store>.log).
+ * bench/results/server-<store>.log), --checkout=DIR (serve another checkout's bundle, built there
+ * first: the same bench against an older tree), --clock-at=ISO (the server's and the bench's wall
+ * clocks shifted to that moment, bench/lib/shifted-clock.mjs: market hours enforced at any hour),
+ * --walkers=N (scenario 7's walks at once, default 50).
  * BENCH_SERVER_ENV (a JSON object) adds to or overrides the server's environment, to compare a
  * setting: `BENCH_SERVER_ENV='{"LOG_LEVEL":"warn"}' npm run bench -- --only=key`.
  * Writes bench/results/latest.json and latest.md (git-ignored) and prints the Markdown table.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { scratchDatabase } from '@partner-api/testkit/database.ts';
 import { buildBundles } from '../scripts/build.ts';
+import { type BuyCpuResult, runBuyCpu } from './lib/buy.ts';
 import {
   ed25519VerifyRate,
   nodePgInsertRate,
@@ -67,7 +75,7 @@ import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } fro
 import { formatProfile, summariseProfile } from './lib/profile.ts';
 import { countRoundTrips, type RoundTrips } from './lib/round-trips.ts';
 import { measureStart, type StartTiming } from './lib/startup.ts';
-import { runUssd, type ServerTimes, type UssdResult, ussdServerTimes } from './lib/ussd.ts';
+import { MOVES, runUssd, type ServerTimes, type UssdResult, ussdServerTimes } from './lib/ussd.ts';
 import { type DeliveryResult, runDeliveryBench } from './lib/webhooks.ts';
 
 const argv = process.argv.slice(2);
@@ -83,13 +91,30 @@ const CONNECTIONS = 50;
 const USSD_SESSIONS = 500;
 const USSD_THINK_MS: [number, number] = [2000, 5000];
 const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
-const ONLY = new Set((flagValue('only') ?? 'get,key,post,patch,ussd,delivery,trips').split(','));
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,patch,ussd,buy,delivery,trips').split(','));
 const DELIVERY_IDLE_EVENTS = 200;
 const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
 const KEEP_LOG = Boolean(flag('keep-log'));
 const RESULTS = path.join(ROOT, 'bench/results');
 const CLIENT_IP = '198.18.0.1';
+/** Another checkout whose server to measure (its bundle built there), or this one. */
+const CHECKOUT = flagValue('checkout') ? path.resolve(flagValue('checkout')!) : undefined;
+/** Scenario 7: walks of the warm-up (settled before measuring), then measured walks. */
+const BUY_WARM_WALKS = 100;
+const BUY_WALKS = 500;
+/** Scenario 7's walks at once (--walkers). */
+const BUY_WALKERS = Number(flagValue('walkers') ?? CONNECTIONS);
+const SHIFTED_CLOCK = path.join(ROOT, 'bench/lib/shifted-clock.mjs');
+/** --clock-at: the offset of both clocks, fixed once here so that the bench and the server agree. */
+const CLOCK_OFFSET_MS = flagValue('clock-at') ? Date.parse(flagValue('clock-at')!) - Date.now() : 0;
+if (Number.isNaN(CLOCK_OFFSET_MS)) throw new Error('--clock-at: not an ISO time');
+const SERVER_ENV: Record<string, string> = {
+  ...(CLOCK_OFFSET_MS
+    ? { NODE_OPTIONS: `--import=${SHIFTED_CLOCK}`, BENCH_CLOCK_OFFSET_MS: String(CLOCK_OFFSET_MS) }
+    : {}),
+  ...JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}'),
+};
 
 /** The targets: ratios per server CPU-second, judged on PostgreSQL + Redis. */
 export const TARGETS = {
@@ -102,6 +127,13 @@ export const TARGETS = {
   ussdP99Ms: 30,
   rssMb: 250,
 };
+
+/** Which market hours the server runs (config.ts: MARKET_HOURS, else enforced in production only). */
+function marketHours(): string {
+  const mode = SERVER_ENV.MARKET_HOURS ?? (SERVER_ENV.APP_ENV === 'production' ? 'enforced' : 'always-open');
+  const clock = CLOCK_OFFSET_MS ? `, clock at ${flagValue('clock-at')}` : '';
+  return `market hours ${mode}${clock}`;
+}
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -121,6 +153,7 @@ type StoreRun = {
   /** The server's own time for the paced phase's USSD requests, from its access lines. */
   ussdServer?: ServerTimes;
   ussdNoPause?: UssdResult;
+  buy?: BuyCpuResult;
   rssPeakMb: number;
   /** Peak RSS within each phase of the run, in order (the idle start, then each scenario). */
   rssPhases?: { name: string; peakMb: number }[];
@@ -137,6 +170,10 @@ type Report = {
     loadAverageAtStart: number[];
     connections: number;
     secondsPerScenario: number;
+    /** The tree served: this checkout or --checkout's, and its commit. */
+    server: string;
+    /** Market hours as the server ran them, and the clock's shift (--clock-at). */
+    marketHours: string;
   };
   runs: StoreRun[];
   roundTrips?: RoundTrips;
@@ -244,10 +281,11 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       // (10 per 15 minutes) refused the token of a run started minutes after a few others.
       RATE_LIMIT_TOKEN: '1000000000/900s',
       ...(database ? { DATABASE_URL: database.url, REDIS_URL } : {}),
-      ...JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}'),
+      ...SERVER_ENV,
     },
     logFile: path.join(dataDir, 'server.log'),
     cpuProfDir: profDir,
+    checkout: CHECKOUT,
   }).catch(async (error: unknown) => {
     await database?.drop();
     throw error;
@@ -298,9 +336,11 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
       }
     }
     const sessions = ONLY.has('ussd') ? USSD_SESSIONS : 0;
+    const buyers = ONLY.has('buy') ? BUY_WARM_WALKS + BUY_WALKS : 0;
     rss.phase('customers');
-    log(`${store}: creating ${Math.max(100, 2 * sessions)} customers through the API`);
-    const customerIds = await createCustomers(partner, Math.max(100, 2 * sessions));
+    const ussdCustomers = Math.max(100, 2 * sessions);
+    log(`${store}: creating ${ussdCustomers + buyers} customers through the API`);
+    const customerIds = await createCustomers(partner, ussdCustomers + buyers);
     if (ONLY.has('get')) {
       rss.phase('GET');
       log(`${store}: scenario 1, signed GET /v1/customers/{id}, between two verify-rate measurements`);
@@ -346,6 +386,20 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
         thinkMs: [0, 0],
       });
     }
+    if (ONLY.has('buy')) {
+      rss.phase('buy');
+      log(`${store}: scenario 7, the USSD buy path's CPU per request (${marketHours()})`);
+      run.buy = await runBuyCpu(partner, customerIds.slice(ussdCustomers), {
+        server: { ...server, adminToken },
+        databaseUrl: database?.url,
+        warmWalks: BUY_WARM_WALKS,
+        walks: BUY_WALKS,
+        concurrency: BUY_WALKERS,
+        marketHoursEnforced: SERVER_ENV.MARKET_HOURS === 'enforced',
+        settleMs: Number(SERVER_ENV.SANDBOX_SETTLE_MS ?? 3000),
+        log: (line) => log(`${store}: ${line}`),
+      });
+    }
     return run;
   } finally {
     const sampled = rss.stop();
@@ -381,7 +435,7 @@ const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 export function markdown(report: Report): string {
   const { meta, runs, startup, delivery, roundTrips } = report;
   const lines = [
-    `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
+    `${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, server ${meta.server}, Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}; ` +
       `load average at start ${meta.loadAverageAtStart.join(' / ')}; autocannon, ${meta.connections} connections, ` +
       `~${meta.secondsPerScenario} s per throughput scenario. Ceilings measured next to each scenario; ` +
       'targets per server CPU-second: docs/performance.md, "Targets".',
@@ -415,7 +469,7 @@ export function markdown(report: Report): string {
         ? judge(c >= TARGETS.signedGetVsVerify, `≥ ${TARGETS.signedGetVsVerify} per CPU-s`)
         : embedded(g.perServerCoreSecond, postgres?.signedGet?.perServerCoreSecond);
       lines.push(
-        `| 1 signed GET /v1/customers/{id} | ${store} | ${fmt(g.throughput)} req/s | ${fmt(g.p50Ms)} / ${fmt(g.p99Ms)} | ed25519 verify ${fmt(g.verify.perSecond)}/s (${fmt(g.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(g.perServerCoreSecond)} req per server CPU-s: ${fmt(c, 2)} | ${target} |`,
+        `| 1 signed GET /v1/customers/{id} | ${store} | ${fmt(g.throughput)} req/s | ${fmt(g.p50Ms)} / ${fmt(g.p99Ms)} | ed25519 verify ${fmt(g.verify.perSecond)}/s (${fmt(g.verify.perCpuSecond)} per CPU-s) | ${fmt(r, 2)} | ${fmt(g.perServerCoreSecond)} req per server CPU-s (${fmt(1e6 / g.perServerCoreSecond)} µs a request): ${fmt(c, 2)} | ${target} |`,
       );
     }
     const k = run.webhookKey;
@@ -478,6 +532,15 @@ export function markdown(report: Report): string {
           : `${target} (judged on PostgreSQL)`;
       lines.push(
         `| ${name} | ${store} | ${fmt(u.throughput)} moves/s, ${u.errors} errors, ${u.completed}/${u.sessions} walks | ${fmt(u.p50Ms)} / ${fmt(u.p99Ms)} (worst: ${worst.move} ${fmt(worst.p99Ms)}) | – | – | server ${fmt(u.serverCores, 2)} cores | ${verdictText} |`,
+      );
+    }
+    const b = run.buy;
+    if (b) {
+      const settled = b.settled
+        ? `; ${fmt(b.settled.cpuUsPerWalk)} µs a walk until its order is executed (${fmt(b.settled.seconds, 1)} s)`
+        : '';
+      lines.push(
+        `| 7 USSD buy path: ${b.walks} walks of ${MOVES.length} requests, ${b.walkers} at once, ${meta.marketHours} | ${store} | ${fmt(b.throughput)} req/s, ${b.errors} errors | ${fmt(b.p50Ms)} / ${fmt(b.p99Ms)} | – | – | ${fmt(b.cpuUsPerRequest)} µs server CPU a request${settled} | none |`,
       );
     }
     const rssTarget = `< ${TARGETS.rssMb} MB`;
@@ -555,7 +618,9 @@ export function markdown(report: Report): string {
 async function main() {
   const began = performance.now();
   log('npm run build: the server as production runs it (plain JavaScript, no TypeScript loader)');
-  await buildBundles({ quiet: true });
+  if (CHECKOUT)
+    execFileSync('npx', ['tsx', 'scripts/build.ts', 'server'], { cwd: CHECKOUT, stdio: 'ignore' });
+  else await buildBundles({ quiet: true });
   mkdirSync(RESULTS, { recursive: true });
   const meta: Report['meta'] = {
     date: new Date().toISOString(),
@@ -566,8 +631,15 @@ async function main() {
     loadAverageAtStart: loadavg().map((n) => Number(n.toFixed(2))),
     connections: CONNECTIONS,
     secondsPerScenario: SECONDS,
+    server: `${CHECKOUT ?? ROOT} at ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: CHECKOUT ?? ROOT, encoding: 'utf8' }).trim()}`,
+    marketHours: marketHours(),
   };
   log(`load average at start: ${meta.loadAverageAtStart.join(' ')} on ${meta.cpus} cores`);
+  if (CLOCK_OFFSET_MS) {
+    // This process signs with the same shifted clock as the server checks signatures and tokens.
+    process.env.BENCH_CLOCK_OFFSET_MS = String(CLOCK_OFFSET_MS);
+    await import(pathToFileURL(SHIFTED_CLOCK).href);
+  }
   const minimal = ONLY.has('key')
     ? await startMinimalFastify(path.join(tmpdir(), 'bench-minimal-fastify.log'))
     : undefined;

@@ -10,7 +10,8 @@ import { freePort } from '@partner-api/testkit/process.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The production build (`npm run build`, which the bench runs first): node alone, no TypeScript loader. */
-const CLI = path.join(ROOT, 'packages/cli/dist/partner-api.js');
+const CLI_IN_CHECKOUT = 'packages/cli/dist/partner-api.js';
+const CLI = path.join(ROOT, CLI_IN_CHECKOUT);
 
 /** The test support's: a port free now and never handed out twice in this process. */
 export { freePort };
@@ -43,12 +44,17 @@ async function waitForHealth(url: string, child: ChildProcess, logFile: string, 
   throw new Error(`${url} never answered 200 (exit code ${child.exitCode}); log tail:\n${tail}`);
 }
 
-function spawnLogged(args: string[], env: Record<string, string>, logFile: string): ChildProcess {
+function spawnLogged(
+  args: string[],
+  env: Record<string, string>,
+  logFile: string,
+  cwd: string = ROOT,
+): ChildProcess {
   // stdout and stderr are the log file itself: a pipe read by this busy process would fill up and
   // stall the server's synchronous log writes, a cost no production log collector imposes.
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', fd, fd],
   });
@@ -70,19 +76,25 @@ function stopper(child: ChildProcess) {
   };
 }
 
-/** `partner-api serve` as an operator runs it (one node process, the built bundle), logs to `logFile`. */
+/**
+ * `partner-api serve` as an operator runs it (one node process, the built bundle), logs to `logFile`.
+ * `checkout`: another checkout of the repository whose bundle to serve (built there beforehand), to
+ * compare two trees with the same bench (docs/performance.md, "Securities side").
+ */
 export async function startPartnerApi(options: {
   env: Record<string, string>;
   logFile: string;
   /** Directory for a V8 CPU profile written at exit (node --cpu-prof). */
   cpuProfDir?: string;
+  checkout?: string;
 }): Promise<Child> {
+  const root = options.checkout ?? ROOT;
   const port = await freePort();
   const adminPort = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const args = [
     ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
-    CLI,
+    options.checkout ? path.join(root, CLI_IN_CHECKOUT) : CLI,
     'serve',
   ];
   const began = performance.now();
@@ -96,6 +108,7 @@ export async function startPartnerApi(options: {
       ADMIN_PORT: String(adminPort),
     },
     options.logFile,
+    root,
   );
   await waitForHealth(`${baseUrl}/healthz`, child, options.logFile, 120_000);
   return {

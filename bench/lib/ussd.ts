@@ -24,6 +24,8 @@ export type UssdOptions = {
   rampMs: number;
   /** Pause before each move, uniformly drawn in [min, max] ms: a person reading the screen and typing. */
   thinkMs: [number, number];
+  /** At most this many sessions at once, each walker taking the next customer when done (default: all). */
+  concurrency?: number;
 };
 
 export type UssdResult = {
@@ -102,31 +104,35 @@ export async function runUssd(
   const serverCpu0 = cpuSeconds(pid);
   const self0 = process.cpuUsage();
   const began = performance.now();
-  await Promise.all(
-    customerIds.slice(0, options.sessions).map(async (customerId) => {
-      await sleep(Math.random() * options.rampMs);
-      const opened = await send(partner, signed(partner, 'POST', '/v1/ussd/session', { customerId })).catch(
-        (e: Error) => ({ status: 0, text: e.message, json: undefined, ms: 0 }),
-      );
-      if (opened.status !== 201 || opened.json?.data?.currentState !== 'HOME') {
-        return fail(`open: ${opened.status} ${opened.text.slice(0, 200)}`);
+  const walk = async (customerId: string) => {
+    await sleep(Math.random() * options.rampMs);
+    const opened = await send(partner, signed(partner, 'POST', '/v1/ussd/session', { customerId })).catch(
+      (e: Error) => ({ status: 0, text: e.message, json: undefined, ms: 0 }),
+    );
+    if (opened.status !== 201 || opened.json?.data?.currentState !== 'HOME') {
+      return fail(`open: ${opened.status} ${opened.text.slice(0, 200)}`);
+    }
+    perStep[0]!.push(opened.ms);
+    const sessionId = opened.json?.data?.sessionId as string;
+    for (const [i, step] of WALK.entries()) {
+      await sleep(between(options.thinkMs));
+      const moved = await send(
+        partner,
+        signed(partner, 'POST', '/v1/ussd/process', { sessionId, choice: step.choice }),
+      ).catch((e: Error) => ({ status: 0, text: e.message, json: undefined, ms: 0 }));
+      if (moved.status !== 200 || moved.json?.data?.currentState !== step.state) {
+        return fail(`${MOVES[i + 1]}: ${moved.status} ${moved.text.slice(0, 200)}`);
       }
-      perStep[0]!.push(opened.ms);
-      const sessionId = opened.json?.data?.sessionId as string;
-      for (const [i, step] of WALK.entries()) {
-        await sleep(between(options.thinkMs));
-        const moved = await send(
-          partner,
-          signed(partner, 'POST', '/v1/ussd/process', { sessionId, choice: step.choice }),
-        ).catch((e: Error) => ({ status: 0, text: e.message, json: undefined, ms: 0 }));
-        if (moved.status !== 200 || moved.json?.data?.currentState !== step.state) {
-          return fail(`${MOVES[i + 1]}: ${moved.status} ${moved.text.slice(0, 200)}`);
-        }
-        perStep[i + 1]!.push(moved.ms);
-      }
-      completed += 1;
-    }),
-  );
+      perStep[i + 1]!.push(moved.ms);
+    }
+    completed += 1;
+  };
+  const ids = customerIds.slice(0, options.sessions);
+  let next = 0;
+  const walker = async () => {
+    while (next < ids.length) await walk(ids[next++]!);
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? ids.length }, walker));
   const seconds = (performance.now() - began) / 1000;
   const self = process.cpuUsage(self0);
   const all = perStep.flat().sort((a, b) => a - b);
