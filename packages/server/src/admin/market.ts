@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../lib/errors.ts';
 import { bookFor, recordPooledPosition } from '../services/market/book.ts';
 import { localTime, MARKETS, NSE, nextOpen, sessionAt } from '../services/market/calendar.ts';
-import { holidaySet, listHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
+import { listHolidays, marketHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
 import { checkLedger } from '../services/market/ledger-check.ts';
 import { decideHeldPrice, listHeldPrices, listPrices, recordPrice } from '../services/market/prices.ts';
 import { price } from './trading.ts';
@@ -59,7 +59,7 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
     const { market } = request.params as z.output<typeof marketParams>;
     const rules = MARKETS[market]!;
     const now = ctx.clock();
-    const holidays = await holidaySet(db, market);
+    const holidays = await marketHolidays(db, market, now);
     const session = sessionAt(rules, now, holidays);
     return { data: { market, ...session, at: now, nextOpen: nextOpen(rules, now, holidays) } };
   });

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import type { UssdData } from '../ussd/types.ts';
 import { NSE, sessionAt } from './calendar.ts';
-import { holidaySet } from './holidays.ts';
+import { marketHolidays } from './holidays.ts';
 
 /** Whether market hours and price ages bind orders: the setting, else on in production only. */
 export function marketHoursEnforced(config: AppContext['config']): boolean {
@@ -10,10 +10,6 @@ export function marketHoursEnforced(config: AppContext['config']): boolean {
   );
 }
 
-/** Holidays are read at most once a minute per instance: one read, not one per USSD move. */
-const HOLIDAYS_TTL_MS = 60_000;
-let cached: { at: number; holidays: Promise<Set<string>>; db: unknown } | undefined;
-
 /**
  * What a USSD move needs to refuse an order outside the NSE's continuous session or at a stale price
  * (docs/market.md, "Orders and market hours"); undefined when market hours are not enforced.
@@ -21,10 +17,8 @@ let cached: { at: number; holidays: Promise<Set<string>>; db: unknown } | undefi
 export async function tradingNow(ctx: AppContext): Promise<UssdData['trading']> {
   if (!marketHoursEnforced(ctx.config)) return undefined;
   const now = ctx.clock();
-  const db = ctx.database.db;
-  if (!cached || cached.db !== db || now.getTime() - cached.at > HOLIDAYS_TTL_MS || now.getTime() < cached.at)
-    cached = { at: now.getTime(), holidays: holidaySet(db, NSE.mic), db };
-  const holidays = await cached.holidays.catch(() => new Set<string>());
+  // Holidays as read at most once a minute (services/market/holidays.ts); a failed read: none.
+  const holidays = await marketHolidays(ctx.database.db, NSE.mic, now).catch(() => new Set<string>());
   return {
     open: sessionAt(NSE, now, holidays).state === 'OPEN',
     nowMs: now.getTime(),
