@@ -66,6 +66,16 @@ describeStores('one cached reader of a market’s holidays on %s', (store) => {
     expect([...(await marketHolidays(db, mic, at(3)))]).toEqual([]);
   });
 
+  it('inside a transaction, reads in it (via) and keeps the read for the store', async () => {
+    const db = t.ctx.database.db;
+    const mic = market();
+    await insertDirectly(t, mic, '2030-01-15');
+    const inTransaction = await db.transaction(async (tx) => [...(await marketHolidays(db, mic, at(0), tx))]);
+    expect(inTransaction).toEqual(['2030-01-15']);
+    await insertDirectly(t, mic, '2030-01-16');
+    expect([...(await marketHolidays(db, mic, at(1)))]).toEqual(['2030-01-15']);
+  });
+
   it('keeps one read per store and market', async () => {
     const mic = market();
     const another = market();

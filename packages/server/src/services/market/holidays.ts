@@ -31,11 +31,18 @@ const generations = new Map<string, number>();
  * per store and market (by `now`, the caller's clock; a clock set back reads again). A holiday set
  * or removed through `setHoliday`/`removeHoliday` in this process is seen by the next call; one
  * changed by another instance within the TTL. A failed read is not kept.
- * The cache is keyed by `db`: pass the store's `Db`, not a transaction, to share it. A change written
- * in a transaction is forgotten when the write returns, not at the commit: a read in between may
- * keep the old holidays for the TTL (the operator's routes write outside a transaction).
+ * The cache is keyed by `db`: pass the store's `Db`, not a transaction, to share it. Inside a
+ * transaction, pass it as `via`: a read the cache needs runs in it (a read on the pool could wait for
+ * the connection that transaction holds), and is kept for the store. A change written in a
+ * transaction is forgotten when the write returns, not at the commit: a read in between may keep the
+ * old holidays for the TTL (the operator's routes write outside a transaction).
  */
-export function marketHolidays(db: Queryable, market: string, now: Date): Promise<ReadonlySet<string>> {
+export function marketHolidays(
+  db: Queryable,
+  market: string,
+  now: Date,
+  via: Queryable = db,
+): Promise<ReadonlySet<string>> {
   let byMarket = cache.get(db);
   if (!byMarket) {
     byMarket = new Map();
@@ -46,7 +53,7 @@ export function marketHolidays(db: Queryable, market: string, now: Date): Promis
   const hit = byMarket.get(market);
   if (hit && hit.generation === generation && at >= hit.at && at - hit.at <= HOLIDAYS_TTL_MS)
     return hit.holidays;
-  const entry: Cached = { at, generation, holidays: holidaySet(db, market) };
+  const entry: Cached = { at, generation, holidays: holidaySet(via, market) };
   byMarket.set(market, entry);
   const kept = byMarket;
   entry.holidays.catch(() => {
