@@ -219,23 +219,36 @@ for (const action of ['confirm', 'reject'] as const) {
       adminAction((call, id: string) => call('POST', `/admin/prices/${encodeURIComponent(id)}/${action}`)),
     );
 }
+/** A daily bar as one line: `2026-12-01  open 100.0000  high … low … close …  3 prices`. */
+type DailyBar = { date: string; open: string; high: string; low: string; close: string; count: number };
+const barLine = (b: DailyBar) =>
+  `${b.date}  open ${b.open}  high ${b.high}  low ${b.low}  close ${b.close}  ${b.count} price${b.count === 1 ? '' : 's'}`;
 prices
   .command('history')
-  .description("an instrument's prices, oldest first")
+  .description("an instrument's prices, oldest first; --daily: its open, high, low and close per day")
   .argument('<symbol>')
-  .option('--from <iso-time>')
-  .option('--to <iso-time>')
+  .option(
+    '--from <time>',
+    'ISO time; with --daily, YYYY-MM-DD in the market time zone (default: the 30 days ending on --to)',
+  )
+  .option('--to <time>', 'ISO time, excluded; with --daily, YYYY-MM-DD, included (default today)')
+  .option('--daily', 'applied prices only, one bar per market-local day')
   .action(
-    adminAction(async (call, symbol: string, o: { from?: string; to?: string }) => {
-      const query = new URLSearchParams();
-      if (o.from) query.set('from', o.from);
-      if (o.to) query.set('to', o.to);
-      const found = await call<{ data: unknown[] }>(
-        'GET',
-        `/admin/instruments/${encodeURIComponent(symbol)}/prices${query.size > 0 ? `?${query}` : ''}`,
-      );
-      return found.data;
-    }),
+    adminAction(
+      async (call, symbol: string, o: { from?: string; to?: string; daily?: boolean }, command: Command) => {
+        const query = new URLSearchParams();
+        if (o.from) query.set('from', o.from);
+        if (o.to) query.set('to', o.to);
+        const path = `/admin/instruments/${encodeURIComponent(symbol)}/prices${o.daily ? '/daily' : ''}`;
+        const found = await call<{ data: unknown }>('GET', `${path}${query.size > 0 ? `?${query}` : ''}`);
+        if (!o.daily || command.optsWithGlobals().json) return found.data;
+        const daily = found.data as { from: string; to: string; timeZone: string; bars: DailyBar[] };
+        return [
+          `${symbol.toUpperCase()} ${daily.from} to ${daily.to} (${daily.timeZone})`,
+          ...daily.bars.map(barLine),
+        ];
+      },
+    ),
   );
 
 const book = program

@@ -1,12 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, validationFailed } from '../lib/errors.ts';
 import { bookFor, recordPooledPosition } from '../services/market/book.ts';
-import { localTime, MARKETS, NSE, nextOpen, sessionAt } from '../services/market/calendar.ts';
-import { holidaySet, listHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
+import {
+  localTime,
+  MARKETS,
+  NSE,
+  nextDate,
+  nextOpen,
+  rulesOf,
+  sessionAt,
+} from '../services/market/calendar.ts';
+import { listHolidays, marketHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
 import { checkLedger } from '../services/market/ledger-check.ts';
-import { decideHeldPrice, listHeldPrices, listPrices, recordPrice } from '../services/market/prices.ts';
+import {
+  dailyBars,
+  decideHeldPrice,
+  instrumentBySymbol,
+  listHeldPrices,
+  listPrices,
+  recordPrice,
+} from '../services/market/prices.ts';
 import { price } from './trading.ts';
 
 const marketParams = z.strictObject({
@@ -31,6 +46,17 @@ const rangeQuery = z.strictObject({
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),
 });
+/** Daily bars: dates in the instrument's market time zone, both included. */
+const dailyDate = isoDate.refine(
+  (d) => d >= '1970-01-01' && d < '9999-01-01',
+  'must be a date between 1970 and 9999',
+);
+const dailyQuery = z.strictObject({ from: dailyDate.optional(), to: dailyDate.optional() });
+/** Without `from`, the 30 days that end on `to`; at most a year and a day. */
+const DAILY_DEFAULT_DAYS = 30;
+const DAILY_MAX_DAYS = 366;
+const daysBetween = (from: string, to: string) =>
+  (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
 const priceBody = z.strictObject({
   symbol: z.string().trim().toUpperCase().min(1).max(12),
   price,
@@ -59,7 +85,7 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
     const { market } = request.params as z.output<typeof marketParams>;
     const rules = MARKETS[market]!;
     const now = ctx.clock();
-    const holidays = await holidaySet(db, market);
+    const holidays = await marketHolidays(db, market, now);
     const session = sessionAt(rules, now, holidays);
     return { data: { market, ...session, at: now, nextOpen: nextOpen(rules, now, holidays) } };
   });
@@ -143,6 +169,26 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
         ...(to ? { to: new Date(to) } : {}),
       });
       return { data: found };
+    },
+  );
+  app.get(
+    '/admin/instruments/:symbol/prices/daily',
+    { schema: { params: symbolParams, querystring: dailyQuery } },
+    async (request) => {
+      const { symbol } = request.params as z.output<typeof symbolParams>;
+      const query = request.query as z.output<typeof dailyQuery>;
+      const stock = await instrumentBySymbol(db, symbol);
+      if (!stock) throw instrumentNotFound();
+      const { timeZone } = rulesOf(stock.market);
+      const to = query.to ?? localTime(timeZone, ctx.clock()).date;
+      const from = query.from ?? nextDate(to, 1 - DAILY_DEFAULT_DAYS);
+      if (from > to) throw validationFailed([{ field: 'from', message: 'must not be after to' }]);
+      if (daysBetween(from, to) > DAILY_MAX_DAYS)
+        throw validationFailed([
+          { field: 'to', message: `must be at most ${DAILY_MAX_DAYS} days from from` },
+        ]);
+      const bars = await dailyBars(db, stock.id, from, to, timeZone);
+      return { data: { symbol, market: stock.market, timeZone, from, to, bars } };
     },
   );
 }

@@ -91,6 +91,25 @@ export function unitsFor(paid: Money, price: Decimal): Decimal {
 }
 
 /**
+ * Units a buy of `paid` gets at `price`: `unitsFor` (down to 4 decimals) for an instrument held in
+ * fractions, and ROUNDED DOWN to whole units for one that is not (`fractional` false): 0 when `paid`
+ * is less than one unit's price. What the whole units leave of `paid` is `unspent`.
+ */
+export function unitsToBuy(paid: Money, price: Decimal, fractional: boolean): Decimal {
+  const units = unitsFor(paid, price);
+  return fractional ? units : wholeUnits(units);
+}
+
+/**
+ * What is left of `paid` once `units` are bought at `price`: their cost is ROUNDED UP to the cent,
+ * so what is left (a refund) never exceeds what the units did not cost. Never below 0.
+ */
+export function unspent(paid: Money, units: Decimal, price: Decimal): Money {
+  const cost = units.times(price).round(AMOUNT_DECIMALS, Big.roundUp);
+  return { amount: cost.gte(paid.amount) ? ZERO : paid.amount.minus(cost), currency: paid.currency };
+}
+
+/**
  * What a holding is worth at `price`, ROUNDED HALF-UP to the cent: a figure shown on the portfolio
  * screen, never paid out (a sale pays `proceeds`, rounded down).
  */

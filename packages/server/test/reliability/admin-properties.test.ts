@@ -20,6 +20,7 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import {
   bounded,
   contentType,
@@ -69,6 +70,7 @@ const ROUTES = {
   'prices.confirm': [200, 400, 401, 404],
   'prices.reject': [200, 400, 401, 404],
   'prices.series': [200, 400, 401],
+  'prices.daily': [200, 400, 401, 404],
   'book.position': [200, 400, 401, 404],
   'book.show': [200, 400, 401],
   'ledger.check': [200, 400, 401],
@@ -101,6 +103,7 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['prices.confirm', 'POST', '/admin/prices/{price}/confirm'],
   ['prices.reject', 'POST', '/admin/prices/{price}/reject'],
   ['prices.series', 'GET', '/admin/instruments/{symbol}/prices'],
+  ['prices.daily', 'GET', '/admin/instruments/{symbol}/prices/daily'],
   ['book.position', 'PUT', '/admin/book/positions/{symbol}/{date}'],
   ['book.show', 'GET', '/admin/book'],
   ['ledger.check', 'GET', '/admin/ledger/check'],
@@ -523,6 +526,33 @@ describeStores('every admin route under random input, on %s', (store) => {
       fc.constant({ url: '/admin/stocks', routable: true }),
       fc.oneof({ weight: 9, arbitrary: stocksBody }, { weight: 1, arbitrary: duplicateKeys(stockFields) }),
     ));
+
+  it('GET /admin/instruments/{symbol}/prices/daily', async () => {
+    await upsertStocks(t.ctx.database.db, [
+      { symbol: 'QDAILY', name: 'Daily Bars', price: '10', currency: 'KES' },
+    ]);
+    lastSnapshot = undefined;
+    const day = fc
+      .date({ min: new Date('1900-01-01'), max: new Date('9999-12-31'), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 10));
+    const query = fc.oneof(
+      queryString(['from', 'to']),
+      fc.tuple(day, day).map(([from, to]) => `from=${from}&to=${to}`),
+      day.map((to) => `to=${to}`),
+    );
+    await run(
+      fc.asyncProperty(
+        fc.record({ symbol: fc.constantFrom('QDAILY', 'qdaily', 'NOPE'), query }),
+        async ({ symbol, query: q }) => {
+          await check('prices.daily', {
+            method: 'GET',
+            url: `/admin/instruments/${symbol}/prices/daily?${q}`,
+            headers: authorized(),
+          });
+        },
+      ),
+    );
+  });
 
   it('GET /admin/orders', () =>
     reading('orders.list', '/admin/orders', organizationQuery(['organizationId', 'limit'])));

@@ -4,7 +4,7 @@ import { one } from '../../db/query.ts';
 import type { Log } from '../payments/provider.ts';
 import { NSE, sessionAt } from './calendar.ts';
 import type { PriceFeed } from './feed/index.ts';
-import { holidaySet } from './holidays.ts';
+import { marketHolidays } from './holidays.ts';
 import { isStale, recordPrice } from './prices.ts';
 
 /** What /healthz says of the feed: `failing` after a failed pull, `stale` when its newest price is too old in a session. */
@@ -83,7 +83,7 @@ export function startFeedWorker(ctx: AppContext, feed: PriceFeed, intervalMs: nu
     health.lastSuccessAt = now;
     health.lastError = null;
     // Stale: in a session, the newest price the feed gave is older than the maximum age.
-    const open = sessionAt(NSE, now, await holidaySet(db, NSE.mic)).state === 'OPEN';
+    const open = sessionAt(NSE, now, await marketHolidays(db, NSE.mic, now)).state === 'OPEN';
     const stale = open && isStale(health.newestAsOf, now, ctx.config.PRICE_MAX_AGE_SECONDS * 1000);
     health.state = stale ? 'stale' : 'ok';
     if (stale) log.warn({ newestAsOf: health.newestAsOf }, 'price feed is stale');

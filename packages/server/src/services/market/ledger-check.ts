@@ -85,7 +85,10 @@ order by t.created_at, t.id`,
 ), x as (
   select o.id, o.status, coalesce(m.amount, 0) as held,
     case
-      when o.side = 'BUY' and o.status in ('PAID', 'EXECUTED') then o.amount
+      when o.side = 'BUY' and o.status = 'PAID' then o.amount
+      -- An executed buy keeps its amount, less the unspent part of a whole-units buy once refunded.
+      when o.side = 'BUY' and o.status = 'EXECUTED' then o.amount - coalesce((select sum(t.amount)
+        from transactions t where t.order_id = o.id and t.type = 'OUTGOING' and t.status = 'SUCCESS'), 0)
       when o.side = 'SELL' and exists (select 1 from transactions t where t.order_id = o.id
         and t.type = 'OUTGOING' and t.status = 'SUCCESS') then -o.amount
       else 0

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../db/client.ts';
 import { dateOf, one, rows, run } from '../../db/query.ts';
 import { Big } from '../../lib/money.ts';
-import { instantOf, localTime, rulesOf } from './calendar.ts';
+import { instantOf, localTime, nextDate, rulesOf } from './calendar.ts';
 
 export type PriceSource = 'FEED' | 'IMPORT' | 'EDIT';
 export type PriceStatus = 'APPLIED' | 'HELD' | 'REJECTED';
@@ -117,6 +117,63 @@ export async function listPrices(
   where s.symbol = ${symbol}${from}${to} order by p.as_of, p.created_at`,
   );
   return found.map(recordOf);
+}
+
+/** An instrument's id and market by its symbol; undefined when none has it. */
+export async function instrumentBySymbol(
+  db: Queryable,
+  symbol: string,
+): Promise<{ id: string; market: string } | undefined> {
+  return one<{ id: string; market: string }>(db, sql`select id, market from stocks where symbol = ${symbol}`);
+}
+
+/** One market-local day of an instrument's applied prices. Prices are decimal strings ('100.0000'). */
+export type DailyBar = {
+  date: string;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  count: number;
+};
+
+/**
+ * An instrument's daily open, high, low and close from its APPLIED prices (held and rejected ones are
+ * not prices it had), per day in `timeZone` from `fromDate` to `toDate` (YYYY-MM-DD, both included),
+ * oldest first. A price belongs to the local date of its as-of time (23:30 UTC is the next day in
+ * EAT); open and close are the day's first and last by as-of time. A day without an applied price
+ * (a weekend, a holiday, a day the feed was down) has no bar.
+ */
+export async function dailyBars(
+  db: Queryable,
+  stockId: string,
+  fromDate: string,
+  toDate: string,
+  timeZone: string,
+): Promise<DailyBar[]> {
+  const from = instantOf(timeZone, fromDate, '00:00');
+  const to = instantOf(timeZone, nextDate(toDate), '00:00');
+  const found = await rows<{ price: string; asOf: string }>(
+    db,
+    sql`select price::text as price, as_of::text as "asOf" from prices
+  where stock_id = ${stockId} and status = 'APPLIED'
+    and as_of >= ${from.toISOString()}::timestamptz and as_of < ${to.toISOString()}::timestamptz
+  order by as_of, created_at, id`,
+  );
+  const bars: DailyBar[] = [];
+  for (const { price, asOf } of found) {
+    const date = localTime(timeZone, dateOf(asOf)).date;
+    const bar = bars.at(-1);
+    if (bar?.date !== date) {
+      bars.push({ date, open: price, high: price, low: price, close: price, count: 1 });
+      continue;
+    }
+    if (new Big(price).gt(bar.high)) bar.high = price;
+    if (new Big(price).lt(bar.low)) bar.low = price;
+    bar.close = price;
+    bar.count += 1;
+  }
+  return bars;
 }
 
 /**

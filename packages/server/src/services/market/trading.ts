@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/client.ts';
 import { dateOf } from '../../db/query.ts';
 import type { UssdData } from '../ussd/types.ts';
 import { NSE, sessionAt } from './calendar.ts';
-import { holidaySet } from './holidays.ts';
+import { marketHolidays } from './holidays.ts';
 import { isStale } from './prices.ts';
 
 /** Whether market hours and price ages bind orders: the setting, else on in production only. */
@@ -12,10 +12,6 @@ export function marketHoursEnforced(config: AppContext['config']): boolean {
     (config.MARKET_HOURS ?? (config.APP_ENV === 'production' ? 'enforced' : 'always-open')) === 'enforced'
   );
 }
-
-/** Holidays are read at most once a minute per instance: one read, not one per USSD move. */
-const HOLIDAYS_TTL_MS = 60_000;
-let cached: { at: number; holidays: Promise<Set<string>>; db: unknown } | undefined;
 
 /**
  * What a USSD move needs to refuse an order outside the NSE's continuous session or at a stale price
@@ -28,10 +24,9 @@ export async function tradingNow(
 ): Promise<UssdData['trading']> {
   if (!marketHoursEnforced(ctx.config)) return undefined;
   const now = ctx.clock();
-  const db = ctx.database.db;
-  if (!cached || cached.db !== db || now.getTime() - cached.at > HOLIDAYS_TTL_MS || now.getTime() < cached.at)
-    cached = { at: now.getTime(), holidays: holidaySet(q, NSE.mic), db };
-  const holidays = await cached.holidays.catch(() => new Set<string>());
+  // Holidays as read at most once a minute (services/market/holidays.ts), through `q` when they are
+  // not cached. A failed read fails the caller: a day is never taken for a trading day unread.
+  const holidays = await marketHolidays(ctx.database.db, NSE.mic, now, q);
   return {
     open: sessionAt(NSE, now, holidays).state === 'OPEN',
     nowMs: now.getTime(),

@@ -2,7 +2,16 @@ import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Db, Queryable, Tx } from '../../db/client.ts';
 import { dateOf, one, rows, run } from '../../db/query.ts';
-import { amountString, type Money, money, parseDecimal, plain, proceeds, unitsFor } from '../../lib/money.ts';
+import {
+  amountString,
+  type Money,
+  money,
+  parseDecimal,
+  plain,
+  proceeds,
+  unitsToBuy,
+  unspent,
+} from '../../lib/money.ts';
 import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
 import {
@@ -210,8 +219,7 @@ export async function paymentSettled(
   }
   if (order.status === 'PENDING_PAYMENT') {
     await setOrderStatus(tx, deps.events, order.id, 'PAID');
-    await executeBuy(tx, deps, { ...order, status: 'PAID' });
-    return [];
+    return (await executeBuy(tx, deps, { ...order, status: 'PAID' })).payments;
   }
   // Paid for an order that can no longer use the money (cancelled, failed): give it back.
   return [await refund(tx, order, money(settled.amount, settled.currency), deps)];
@@ -244,16 +252,30 @@ export async function lateCollectionReceived(
  * come from the money module (`unitsFor`: rounded down, never more than was paid for), and one
  * statement upserts the holding and updates the order.
  */
-async function executeBuy(tx: Tx, deps: OrderDeps, order: OrderRow): Promise<boolean> {
-  const stock = await one<{ price: string; priceAsOf: string | null; market: string }>(
+async function executeBuy(
+  tx: Tx,
+  deps: OrderDeps,
+  order: OrderRow,
+): Promise<{ executed: boolean; payments: TransactionRef[] }> {
+  const waits = { executed: false, payments: [] };
+  const stock = await one<{ price: string; priceAsOf: string | null; market: string; fractional: boolean }>(
     tx,
-    sql`select price::text as price, price_as_of::text as "priceAsOf", market from stocks
+    sql`select price::text as price, price_as_of::text as "priceAsOf", market, fractional from stocks
   where id = ${order.stockId} and is_active for share`,
   );
-  if (!stock) return false;
+  if (!stock) return waits;
   const at = deps.market ? await deps.market(tx, stock.priceAsOf) : new Date();
-  if (!at) return false;
-  const units = plain(unitsFor(money(order.amount, order.currency), parseDecimal(stock.price, 'price')));
+  if (!at) return waits;
+  const paid = money(order.amount, order.currency);
+  const price = parseDecimal(stock.price, 'price');
+  const bought = unitsToBuy(paid, price, stock.fractional);
+  if (bought.eq('0')) {
+    // A whole-units instrument whose price rose past the amount since the confirmation: nothing
+    // can be bought, so the order fails and the whole amount goes back.
+    await setOrderStatus(tx, deps.events, order.id, 'FAILED');
+    return { executed: false, payments: [await refund(tx, order, paid, deps)] };
+  }
+  const units = plain(bought);
   const now = at.toISOString();
   const executed = await one<SelectedOrder>(
     tx,
@@ -269,7 +291,7 @@ update orders o set status = 'EXECUTED', quantity = ${units}::numeric, price = $
 where o.id = ${order.id}
 returning ${ORDER_COLUMNS}`,
   );
-  if (!executed) return false;
+  if (!executed) return waits;
   await recordExecution(tx, {
     order: executed,
     side: 'BUY',
@@ -279,7 +301,11 @@ returning ${ORDER_COLUMNS}`,
     market: stock.market,
   });
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
-  return true;
+  // Whole units leave part of the amount unspent: it goes back (a fractional buy spends it all,
+  // less what rounding the units down to 4 decimals leaves, under a hundredth of a cent a unit).
+  const left = stock.fractional ? undefined : unspent(paid, bought, price);
+  const payments = left?.amount.gt('0') ? [await refund(tx, order, left, deps)] : [];
+  return { executed: true, payments };
 }
 
 /**
@@ -298,7 +324,7 @@ export async function executeWaitingBuys(db: Db, deps: OrderDeps, limit = 100): 
   for (const { id } of waiting) {
     const done = await db.transaction(async (tx) => {
       const order = await lockOrder(tx, id);
-      return order?.status === 'PAID' ? executeBuy(tx, deps, order) : false;
+      return order?.status === 'PAID' && (await executeBuy(tx, deps, order)).executed;
     });
     if (done) executed++;
   }

@@ -21,18 +21,19 @@ export type SnapshotRow = {
 
 /**
  * The snapshot the pure machine reads, as the select list of one statement: the customer, the
- * organization's name, the listed catalog, the customer's holdings and open orders, each scoped by
- * the organization. `org` and `customer` are the owner's ids, as parameters or as columns of the
- * statement (the locked session's). Numbers travel as text, as the columns read one by one would
- * (`price` '28.5000', `amount` '1000.00'); `customer` is null when the organization has no such
- * customer.
+ * organization's name, the listed catalog (each instrument with its minimum buy and whether it is
+ * held in fractions), the customer's holdings and open orders, each scoped by the organization.
+ * `org` and `customer` are the owner's ids, as parameters or as columns of the statement (the locked
+ * session's). Numbers travel as text, as the columns read one by one would (`price` '28.5000',
+ * `amount` '1000.00'); `customer` is null when the organization has no such customer.
  */
 export function snapshotColumns(org: SQL, customer: SQL): SQL {
   return sql`(select json_build_object('msisdn', c.msisdn, 'isActive', c.is_active) from customers c
     where c.id = ${customer} and c.organization_id = ${org}) as customer,
   (select o.name from organizations o where o.id = ${org}) as organization_name,
   coalesce((select json_agg(json_build_object('id', s.id, 'symbol', s.symbol, 'name', s.name,
-      'price', s.price::text, 'currency', s.currency, 'priceAsOf', s.price_as_of) order by s.symbol)
+      'price', s.price::text, 'currency', s.currency, 'priceAsOf', s.price_as_of,
+      'minOrderAmount', s.min_order_amount::text, 'fractional', s.fractional) order by s.symbol)
     from stocks s where s.is_active), '[]') as stocks,
   coalesce((select json_agg(json_build_object('stockId', h.stock_id, 'symbol', s.symbol,
       'units', h.units::text, 'pending', h.pending_units::text, 'price', s.price::text, 'currency', s.currency) order by s.symbol)

@@ -14,12 +14,16 @@
  *      should be turned into the ERROR screen: `errorScreen()`.
  *
  * A choice that is not a key of the current menu keeps the state with `Invalid choice.` on the first
- * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole 100..1,000,000 in the stock's
- * currency) and SELL_QUANTITY (whole units 1..holding); their only key is 0 (Home).
+ * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole, from the instrument's
+ * minimum, 100 unless it names one, to 1,000,000 in the stock's currency) and SELL_QUANTITY (whole
+ * units 1..holding); their only key is 0 (Home).
  */
 import { Big, parseWholeInput, plain } from '../../lib/money.ts';
 import {
+  DEFAULT_MIN_BUY_AMOUNT,
   errorMenu,
+  findStock,
+  minimumBuy,
   paginate,
   REQUESTS_PAGE_SIZE,
   renderMenu,
@@ -40,7 +44,6 @@ import {
 
 export { errorMenu, isEndState, renderMenu, ussdText };
 
-export const MIN_BUY_AMOUNT = new Big('100');
 export const MAX_BUY_AMOUNT = new Big('1000000');
 const ONE = new Big('1');
 
@@ -122,7 +125,9 @@ export function move(input: MoveInput): MoveResult {
       return go(option.nextState, option.nextState === 'REQUESTS' ? { ...ctx, requestsPage: 1 } : ctx);
     }
     case 'BUY_AMOUNT': {
-      const amount = parseWholeInput(choice, MIN_BUY_AMOUNT, MAX_BUY_AMOUNT);
+      const stock = findStock(ctx, data);
+      const min = stock ? minimumBuy(stock) : DEFAULT_MIN_BUY_AMOUNT;
+      const amount = parseWholeInput(choice, min, MAX_BUY_AMOUNT);
       if (amount === undefined || !ctx.stockId) return go(state, ctx, [], 'Invalid amount.');
       return go('BUY_CONFIRM', { ...ctx, amount: plain(amount) });
     }

@@ -17,7 +17,7 @@ import {
   parseDecimal,
   plain,
   proceeds,
-  unitsFor,
+  unitsToBuy,
   wholeUnits,
 } from '../../lib/money.ts';
 import {
@@ -113,6 +113,15 @@ const shown = (amount: string, currency: string) => `${currency} ${formatMoney(m
 const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
 const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
 
+/** The smallest buy of an instrument that names none (`min_order_amount` unset). */
+export const DEFAULT_MIN_BUY_AMOUNT = new Big('100');
+/** The smallest buy of `s` in its currency: its own minimum, else the default. */
+export const minimumBuy = (s: UssdStock): Decimal =>
+  s.minOrderAmount == null ? DEFAULT_MIN_BUY_AMOUNT : parseDecimal(s.minOrderAmount, 'minimum order amount');
+/** The minimum as the buy screens name it: `100`, `1,000`, `150.50`. */
+const minimumShown = (s: UssdStock) =>
+  formatMoney({ amount: minimumBuy(s), currency: s.currency }).replace(/\.00$/, '');
+
 export const findOrder = (context: UssdContext, data: UssdData): UssdOpenOrder | undefined =>
   data.openOrders.find((o) => o.id === context.orderId);
 
@@ -141,6 +150,9 @@ function tradingRefusal(data: UssdData, stock: UssdStock): string | undefined {
     return `No current price for ${stock.symbol}. Try again later.`;
   return undefined;
 }
+/** A buy of an instrument held in whole units only that does not pay for one. */
+const wholeUnitsOnly = (s: UssdStock) =>
+  `${s.symbol} is sold in whole units only. One unit costs ${s.currency} ${formatPrice(priceOf(s))}.`;
 /** No provider serves the customer's network: no order, never a prompt that will not come. */
 const notAvailable = (network: string | null) =>
   `Payments from ${network ?? 'your network'} are not available yet.`;
@@ -213,7 +225,9 @@ export function renderMenu(
     }
     case 'BUY_AMOUNT':
       if (!stock) return gone('This stock is no longer available.');
-      return m(`Buy ${stock.symbol}\nEnter amount (${stock.currency}), min 100`, [HOME_OPTION]);
+      return m(`Buy ${stock.symbol}\nEnter amount (${stock.currency}), min ${minimumShown(stock)}`, [
+        HOME_OPTION,
+      ]);
     case 'BUY_CONFIRM': {
       if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
       const paid = money(context.amount, stock.currency);
@@ -224,8 +238,14 @@ export function renderMenu(
       if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
       const marketRefusal = tradingRefusal(data, stock);
       if (marketRefusal) return gone(`${head}\n${marketRefusal}`);
-      const units = formatEstimatedUnits(unitsFor(paid, priceOf(stock)));
-      return m(`${head}\n${priceLine(stock)}\nEst. units: ${units}`, [
+      // The instrument's rules as they are now: its minimum may have been raised since BUY_AMOUNT.
+      if (paid.amount.lt(minimumBuy(stock)))
+        return gone(`${head}\nThe minimum for ${stock.symbol} is ${stock.currency} ${minimumShown(stock)}.`);
+      const fractional = stock.fractional !== false;
+      const units = unitsToBuy(paid, priceOf(stock), fractional);
+      if (units.lt(ONE) && !fractional) return gone(`${head}\n${wholeUnitsOnly(stock)}`);
+      const estimate = fractional ? formatEstimatedUnits(units) : formatUnits(units);
+      return m(`${head}\n${priceLine(stock)}\nEst. units: ${estimate}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
         { key: '2', label: 'Cancel', nextState: 'HOME' },
       ]);

@@ -1,6 +1,6 @@
 import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
-import type { Tx } from '../../db/client.ts';
+import type { Queryable, Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
 import { AppError } from '../../lib/errors.ts';
 import { tradingNow } from '../market/trading.ts';
@@ -51,7 +51,7 @@ export async function processUssdChoice({
   read = reader(db),
 }: UssdCall<MoveInput>): Promise<MoveReply> {
   const { session, times } = movable(ctx, input, await readSession(read, input.sessionId));
-  const plan = await planMove(ctx, session, input.choice, async () =>
+  const plan = await planMove(ctx, db, session, input.choice, async () =>
     snapshotFrom(session.snapshot, session.customerId, ctx.registry),
   );
   if (plan.kind === 'screen') {
@@ -83,7 +83,7 @@ async function processLocked({
   const { session, times } = movable(ctx, input, await lockSession(tx, sessionId));
   const owner = { organizationId: session.organizationId, customerId: session.customerId };
   // A move that committed on this session while the lock waited: read what it wrote.
-  const plan = await planMove(ctx, session, input.choice, () =>
+  const plan = await planMove(ctx, tx, session, input.choice, () =>
     session.current
       ? Promise.resolve(snapshotFrom(session.snapshot, session.customerId, ctx.registry))
       : loadUssdData(reader(tx), owner, ctx.registry),
@@ -124,7 +124,7 @@ async function processLocked({
         // Another move outran this one's snapshot (its writes are rolled back): plan again from
         // what is there now, as the embedded store, which runs one move at a time, would have.
         log.info({ sessionId, reason: error.message }, 'USSD move outrun by another; planned again');
-        const fresh = await planMove(ctx, session, input.choice, () =>
+        const fresh = await planMove(ctx, tx, session, input.choice, () =>
           loadUssdData(reader(tx), owner, ctx.registry),
         );
         return apply(fresh, retries - 1);
@@ -165,6 +165,8 @@ type Plan =
 
 async function planMove(
   ctx: AppContext,
+  /** The move's own connection or transaction: the holidays are read on it when not cached. */
+  q: Queryable,
   session: LockedSession,
   choice: string,
   snapshot: () => Promise<Snapshot>,
@@ -172,7 +174,7 @@ async function planMove(
   try {
     const { state } = session;
     if (!isUssdState(state)) throw new Error(`session holds unknown state ${state}`);
-    const [{ customer, data: loaded }, trading] = await Promise.all([snapshot(), tradingNow(ctx)]);
+    const [{ customer, data: loaded }, trading] = await Promise.all([snapshot(), tradingNow(ctx, q)]);
     if (!customer) throw new Error(`session's customer ${session.customerId} is gone`);
     const data = trading ? { ...loaded, trading } : loaded;
     const moved = move({ state, context: session.context as unknown as UssdContext, choice, data });

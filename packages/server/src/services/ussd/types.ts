@@ -79,6 +79,10 @@ export interface UssdStock {
   currency: string;
   /** When `price` was true (ISO time); null: never recorded. */
   priceAsOf?: string | null;
+  /** Smallest buy in `currency`, a decimal string ('500.00'); null or absent: the platform's 100. */
+  minOrderAmount?: string | null;
+  /** Whether a buyer may get fractions of a unit; absent: true. False: whole units only. */
+  fractional?: boolean;
 }
 
 export interface UssdHolding {
