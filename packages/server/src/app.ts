@@ -14,6 +14,7 @@ import { installValidation } from './plugins/validation.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { registerDocs } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { investmentRoutes } from './routes/investments/index.ts';
 import { oauthRoutes, tokenRoute } from './routes/oauth.ts';
 import { paymentCallbackRoute } from './routes/payment-callback.ts';
 import { paymentRoutes } from './routes/payments.ts';
@@ -93,6 +94,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookRoutes, deps);
         // Preview only (docs/webhooks.md): the live event stream `partner listen` reads.
         if (ctx.config.WEBHOOKS_PREVIEW) await authenticated.register(webhookStreamRoute, deps);
+        // The investments API (docs/investments.md): while its preview is off these paths stay unmatched.
+        if (ctx.config.INVESTMENTS_PREVIEW) await authenticated.register(investmentRoutes, deps);
       });
     },
     { prefix: '/v1' },

@@ -89,6 +89,11 @@ export const configSchema = z.object({
   WEBHOOK_KEY_GENERATION: positiveInt.default(2),
   /** Outbound webhooks (docs/webhooks.md): off by default, as the spec says they are not live. */
   WEBHOOKS_PREVIEW: flag.default(false),
+  /**
+   * The investments API (docs/investments.md): instruments, accounts, requests, transactions and
+   * reports for partners' own apps. Off by default: every path answers as an unknown route.
+   */
+  INVESTMENTS_PREVIEW: flag.default(false),
   /** Tests and local rehearsal only: deliver to private and loopback addresses. Refused in production. */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag.default(false),
   /** Tests and local rehearsal only: a PEM file of extra CAs receivers may present. Refused in production. */

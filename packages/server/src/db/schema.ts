@@ -541,3 +541,47 @@ export const moneyEntries = pgTable(
   },
   (t) => [index('money_entries_order_idx').on(t.orderId)],
 );
+
+/**
+ * A customer's investment account (docs/investments.md): one per customer, opened by
+ * POST /v1/accounts or by the customer's first order. `ACTIVE` today; `CLOSED` is reserved.
+ */
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .unique()
+      .references(() => customers.id),
+    status: text('status').$type<'ACTIVE' | 'CLOSED'>().notNull().default('ACTIVE'),
+    ...timestamps,
+  },
+  (t) => [index('accounts_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+);
+
+/**
+ * Reports (docs/investments.md): immutable typed records (a trade confirmation, a monthly
+ * statement); a correction is a new report naming the one it `replaces`.
+ */
+export const reports = pgTable(
+  'reports',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    type: text('type').notNull(),
+    /** The report's content as served in JSON. */
+    data: jsonb('data').notNull(),
+    replaces: text('replaces'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('reports_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+);

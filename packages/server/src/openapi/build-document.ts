@@ -17,6 +17,7 @@ import {
 import type { z } from 'zod';
 import { HEADERS, PARAMETERS, SECURITY_SCHEMES } from './components.ts';
 import { DOCUMENT_INFO, TAGS } from './info.ts';
+import { INVESTMENT_OPERATIONS, INVESTMENT_SHARED_SCHEMAS, INVESTMENTS_TAG } from './investments/index.ts';
 import { buildOperation } from './operation.ts';
 import { OPERATIONS, UNDOCUMENTED_ROUTES } from './operations.ts';
 import type { CatalogRoute } from './route-catalog.ts';
@@ -53,6 +54,8 @@ export type BuildDocumentOptions = {
   appEnv: 'sandbox' | 'production';
   /** WEBHOOKS_PREVIEW: the webhook configuration operations are described (and must be registered). */
   preview?: boolean;
+  /** INVESTMENTS_PREVIEW: the investments operations are described (and must be registered). */
+  investments?: boolean;
 };
 
 /**
@@ -65,8 +68,13 @@ export function buildOpenApiDocument({
   publicBaseUrl,
   appEnv,
   preview = false,
+  investments = false,
 }: BuildDocumentOptions): OpenApiDocument {
-  const operations = preview ? { ...OPERATIONS, ...PREVIEW_OPERATIONS } : OPERATIONS;
+  const operations = {
+    ...OPERATIONS,
+    ...(preview ? PREVIEW_OPERATIONS : {}),
+    ...(investments ? INVESTMENT_OPERATIONS : {}),
+  };
   const byKey = new Map<string, CatalogRoute>();
   for (const route of routes) {
     if (!route.url.startsWith(`${API_PREFIX}/`)) continue;
@@ -81,6 +89,7 @@ export function buildOpenApiDocument({
   const responses = new Map<string, z.ZodType>([
     ...SHARED_RESPONSE_SCHEMAS,
     ...(preview ? PREVIEW_SHARED_SCHEMAS : []),
+    ...(investments ? INVESTMENT_SHARED_SCHEMAS : []),
   ]);
   const paths: OpenApiDocument['paths'] = {};
   for (const [key, spec] of Object.entries(operations)) {
@@ -116,7 +125,7 @@ export function buildOpenApiDocument({
         description: appEnv === 'production' ? 'Production' : 'Sandbox (UAT)',
       },
     ],
-    tags: TAGS,
+    tags: investments ? [...TAGS, INVESTMENTS_TAG] : TAGS,
     security: [{ bearerAuth: [] }],
     paths,
     components: {

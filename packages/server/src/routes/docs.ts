@@ -99,6 +99,7 @@ export function registerDocs(
     publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
     appEnv: ctx.config.APP_ENV,
     preview: ctx.config.WEBHOOKS_PREVIEW,
+    investments: ctx.config.INVESTMENTS_PREVIEW,
   });
   documents.set(app, document);
   const documentJson = JSON.stringify(document);
