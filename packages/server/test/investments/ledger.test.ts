@@ -248,6 +248,24 @@ describeStores('investments ledger: transactions and reports on %s', (store) => 
       status: 'PENDING',
       amount: '-80.00',
     });
+    // Units held before the ledger began: no request, no execution; its value date is its booking date.
+    const opening = createId();
+    await run(
+      t.ctx.database.db,
+      sql`insert into ledger_entries (id, organization_id, customer_id, stock_id, kind, units)
+    values (${opening}, ${partner.organizationId}, ${seeded.customerId}, ${stockId}, 'OPENING', 2)`,
+    );
+    const openingData = (await get(t, partner, `/v1/transactions/${opening}`)).json().data as Transaction;
+    expect(openingData).toMatchObject({
+      ledger: 'UNITS',
+      type: 'OPENING',
+      status: 'SUCCESS',
+      units: '2.0000',
+      execution: null,
+      references: [],
+    });
+    expect(openingData.valueDate).toBe(openingData.bookingDate);
+    expect(openingData.bookingDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const listed = await get(t, partner, '/v1/transactions?type=COLLECTION');
     expect(listed.json().data.map((d: Transaction) => d.id)).toEqual([pending, failed]);
     expect(
