@@ -1,5 +1,61 @@
-import type { FastifyInstance } from 'fastify';
+import {
+  ErrorLabel,
+  LedgerMessage,
+  type ReportListQuery,
+  reportIdParamsSchema,
+  reportListQuerySchema,
+  type TransactionListQuery,
+  transactionIdParamsSchema,
+  transactionListQuerySchema,
+} from '@partner-api/contract';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../../lib/errors.ts';
+import {
+  getReport,
+  getTransaction,
+  listReports,
+  listTransactions,
+} from '../../services/investments/ledger.ts';
 import type { RouteDeps } from '../deps.ts';
 
-/** The investments API (docs/investments.md): transactions (the money and units ledgers) and reports. */
-export async function ledgerRoutes(_app: FastifyInstance, _deps: RouteDeps) {}
+const organizationOf = (request: FastifyRequest) => request.auth!.organizationId;
+
+/**
+ * The investments API (docs/investments.md): transactions (the money and units ledgers) and reports.
+ * Read-only; another organization's transaction or report is answered exactly like a nonexistent one.
+ */
+export async function ledgerRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
+  const db = ctx.database.db;
+
+  app.get<{ Querystring: TransactionListQuery }>(
+    '/transactions',
+    { schema: { querystring: transactionListQuerySchema } },
+    (request) => listTransactions(db, organizationOf(request), request.query),
+  );
+
+  app.get<{ Params: { transactionId: string } }>(
+    '/transactions/:transactionId',
+    { schema: { params: transactionIdParamsSchema } },
+    async (request) => {
+      const data = await getTransaction(db, organizationOf(request), request.params.transactionId);
+      if (!data) throw new AppError(404, ErrorLabel.notFound, LedgerMessage.transactionNotFound);
+      return { data };
+    },
+  );
+
+  app.get<{ Querystring: ReportListQuery }>(
+    '/reports',
+    { schema: { querystring: reportListQuerySchema } },
+    (request) => listReports(db, organizationOf(request), request.query),
+  );
+
+  app.get<{ Params: { reportId: string } }>(
+    '/reports/:reportId',
+    { schema: { params: reportIdParamsSchema } },
+    async (request) => {
+      const data = await getReport(db, organizationOf(request), request.params.reportId);
+      if (!data) throw new AppError(404, ErrorLabel.notFound, LedgerMessage.reportNotFound);
+      return { data };
+    },
+  );
+}
