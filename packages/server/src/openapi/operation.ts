@@ -19,6 +19,9 @@ const JSON_TYPE = 'application/json';
 const PREVIEW_NOTE =
   '**Preview.** Outbound webhooks are switched on for this environment ahead of their announcement; ' +
   'the spec still lists them as planned, and their shapes may change.';
+const INVESTMENTS_PREVIEW_NOTE =
+  '**Preview.** The investments API is switched on for this environment ahead of its announcement; ' +
+  'the spec lists these resources as planned, and their shapes may change.';
 
 /** Every status an operation can answer with an error, in status order; variants of one status merge. */
 function errorResponses(spec: OperationSpec): ErrorResponseSpec[] {
@@ -101,7 +104,9 @@ export function buildOperation(spec: OperationSpec, route: CatalogRoute): Operat
   const operation: OperationObject = {
     operationId: spec.operationId,
     summary: spec.summary,
-    description: spec.preview ? `${PREVIEW_NOTE}\n\n${spec.description}` : spec.description,
+    description: spec.preview
+      ? `${spec.tag === 'Investments (preview)' ? INVESTMENTS_PREVIEW_NOTE : PREVIEW_NOTE}\n\n${spec.description}`
+      : spec.description,
     ...(spec.preview ? { 'x-preview': true as const } : {}),
     tags: [spec.tag],
     ...(spec.auth === 'none' ? { security: [] } : {}),
