@@ -104,9 +104,15 @@ describeStores('investment types and instruments (INVESTMENTS_PREVIEW) on %s', (
           },
         ],
       });
-      // Other suites add instruments to the shared database meanwhile: the count is one of theirs.
+      // Other suites add instruments to the shared database meanwhile: the count lies between two reads.
       expect(body.data[0].activeInstruments).toBeGreaterThanOrEqual(Math.max(before, 3));
       expect(body.data[0].activeInstruments).toBeLessThanOrEqual(after);
+    });
+
+    it('takes no parameters', async () => {
+      const res = await get('/v1/investment-types?page=1');
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(invalid('page', 'Unknown field'));
     });
   });
 

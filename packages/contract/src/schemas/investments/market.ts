@@ -37,6 +37,8 @@ export const investmentTypeSchema = z.object({
   activeInstruments: z.number().int(),
 });
 export type InvestmentType = z.infer<typeof investmentTypeSchema>;
+/** GET /investment-types takes no parameters; unknown ones are refused, as on every list. */
+export const investmentTypeListQuerySchema = z.strictObject({});
 export const investmentTypeListResponseSchema = z.object({ data: z.array(investmentTypeSchema) });
 
 /** The instrument's latest applied price; `fresh`: an order placed now executes at it. */

@@ -59,7 +59,11 @@ export const MARKET_OPERATIONS: Record<string, OperationSpec> = {
         schema: investmentTypeListResponseSchema,
       },
     ],
-    errors: [],
+    errors: [
+      badRequest('A query parameter was given.', [
+        validationVariant('unknownParameter', 'Any parameter', 'page', 'Unknown field'),
+      ]),
+    ],
   },
   'GET /v1/instruments': {
     operationId: 'listInstruments',

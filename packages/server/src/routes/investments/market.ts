@@ -6,6 +6,7 @@ import {
   instrumentIdParamsSchema,
   instrumentListQuerySchema,
   instrumentPricesQuerySchema,
+  investmentTypeListQuerySchema,
 } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
 import { AppError, validationFailed } from '../../lib/errors.ts';
@@ -32,7 +33,9 @@ type ById = { Params: { instrumentId: string } };
 export async function marketRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
   const db = ctx.database.db;
 
-  app.get('/investment-types', async () => ({ data: await listInvestmentTypes(db) }));
+  app.get('/investment-types', { schema: { querystring: investmentTypeListQuerySchema } }, async () => ({
+    data: await listInvestmentTypes(db),
+  }));
 
   app.get<{ Querystring: InstrumentListQuery }>(
     '/instruments',
