@@ -1,17 +1,11 @@
+import { instrumentPricesQuerySchema, marketDateSchema } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { AppError, validationFailed } from '../lib/errors.ts';
 import { bookFor, recordPooledPosition } from '../services/market/book.ts';
-import {
-  localTime,
-  MARKETS,
-  NSE,
-  nextDate,
-  nextOpen,
-  rulesOf,
-  sessionAt,
-} from '../services/market/calendar.ts';
+import { localTime, MARKETS, NSE, nextOpen, rulesOf, sessionAt } from '../services/market/calendar.ts';
+import { dailyRange } from '../services/market/daily-range.ts';
 import { listHolidays, marketHolidays, removeHoliday, setHoliday } from '../services/market/holidays.ts';
 import { checkLedger } from '../services/market/ledger-check.ts';
 import {
@@ -30,14 +24,7 @@ const marketParams = z.strictObject({
     .toUpperCase()
     .refine((m) => Object.hasOwn(MARKETS, m), `market must be one of ${Object.keys(MARKETS).join(', ')}`),
 });
-const isoDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be YYYY-MM-DD')
-  .refine(
-    (d) =>
-      !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
-    'date must be a real date',
-  );
+const isoDate = marketDateSchema;
 const holidayParams = marketParams.extend({ date: isoDate });
 const holidayBody = z.strictObject({ name: z.string().trim().min(1).max(120) });
 const symbolParams = z.strictObject({ symbol: z.string().trim().toUpperCase().min(1).max(12) });
@@ -46,17 +33,8 @@ const rangeQuery = z.strictObject({
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),
 });
-/** Daily bars: dates in the instrument's market time zone, both included. */
-const dailyDate = isoDate.refine(
-  (d) => d >= '1970-01-01' && d < '9999-01-01',
-  'must be a date between 1970 and 9999',
-);
-const dailyQuery = z.strictObject({ from: dailyDate.optional(), to: dailyDate.optional() });
-/** Without `from`, the 30 days that end on `to`; at most a year and a day. */
-const DAILY_DEFAULT_DAYS = 30;
-const DAILY_MAX_DAYS = 366;
-const daysBetween = (from: string, to: string) =>
-  (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+/** Daily bars: dates in the instrument's market time zone, both included (the partners' rules too). */
+const dailyQuery = instrumentPricesQuerySchema;
 const priceBody = z.strictObject({
   symbol: z.string().trim().toUpperCase().min(1).max(12),
   price,
@@ -180,13 +158,9 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
       const stock = await instrumentBySymbol(db, symbol);
       if (!stock) throw instrumentNotFound();
       const { timeZone } = rulesOf(stock.market);
-      const to = query.to ?? localTime(timeZone, ctx.clock()).date;
-      const from = query.from ?? nextDate(to, 1 - DAILY_DEFAULT_DAYS);
-      if (from > to) throw validationFailed([{ field: 'from', message: 'must not be after to' }]);
-      if (daysBetween(from, to) > DAILY_MAX_DAYS)
-        throw validationFailed([
-          { field: 'to', message: `must be at most ${DAILY_MAX_DAYS} days from from` },
-        ]);
+      const range = dailyRange(query, timeZone, ctx.clock());
+      if ('invalid' in range) throw validationFailed(range.invalid);
+      const { from, to } = range;
       const bars = await dailyBars(db, stock.id, from, to, timeZone);
       return { data: { symbol, market: stock.market, timeZone, from, to, bars } };
     },
