@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { TestApp } from '@partner-api/testkit/app.ts';
 import { type Partner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
 import { one, run } from '../../src/db/query.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 
@@ -57,3 +58,21 @@ export async function ordersOf(t: TestApp, customerId: string): Promise<number> 
   );
   return row!.n;
 }
+
+export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** An EXECUTED request of `units` at `price` for `amount`, its execution FILLED (a matcher). */
+export const executedAs = (units: string, price: string, amount: string) => ({
+  status: 'EXECUTED',
+  amount,
+  quantity: units,
+  price,
+  execution: {
+    units,
+    price,
+    priceAsOf: expect.stringMatching(ISO),
+    executedAt: expect.stringMatching(ISO),
+    settlementDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+    status: 'FILLED',
+  },
+});

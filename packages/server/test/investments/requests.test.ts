@@ -6,9 +6,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows, run } from '../../src/db/query.ts';
 import { insertCustomer, insertHolding } from '../ussd/support.ts';
 import { dataOf } from '../webhooks/api-support.ts';
-import { keyInFlight, ordersOf, ownInstruments, REQUESTS_ENV, requestsClient } from './requests-support.ts';
+import {
+  executedAs,
+  ISO,
+  keyInFlight,
+  ordersOf,
+  ownInstruments,
+  REQUESTS_ENV,
+  requestsClient,
+} from './requests-support.ts';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const notFound = (message: string) => ({ error: 'Not found', message });
 const conflict = (message: string) => ({ error: 'Conflict', message });
 const invalid = (field: string, message: string) => ({
@@ -94,18 +101,7 @@ describeStores('requests (POST, GET, list, cancel) on %s', (store) => {
     const data = res.json().data;
     expect(data).toMatchObject({
       side: 'SELL',
-      status: 'EXECUTED',
-      amount: '100.00',
-      quantity: '4.0000',
-      price: '25.0000',
-      execution: {
-        units: '4.0000',
-        price: '25.0000',
-        priceAsOf: expect.stringMatching(ISO),
-        executedAt: expect.stringMatching(ISO),
-        settlementDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
-        status: 'FILLED',
-      },
+      ...executedAs('4.0000', '25.0000', '100.00'),
       transactions: [{ type: 'OUTGOING', status: 'PENDING', amount: '100.00', currency: 'KES' }],
     });
     // Not cancellable once executed.
@@ -298,7 +294,12 @@ describeStores('requests (POST, GET, list, cancel) on %s', (store) => {
       409,
       conflict(ErrorMessage.idempotencyInProgress),
     ]);
-    const missingKey = await signedInject(t.app, partner, { method: 'POST', url: '/v1/requests', body });
+    const missingKey = await signedInject(t.app, partner, {
+      method: 'POST',
+      url: '/v1/requests',
+      body,
+      idempotencyKey: false,
+    });
     expect([missingKey.statusCode, missingKey.json()]).toEqual([
       400,
       { error: 'Bad Request', message: ErrorMessage.idempotencyKeyRequired },
