@@ -13,6 +13,7 @@ import {
   formatMoney,
   formatPrice,
   formatUnits,
+  type Money,
   money,
   parseDecimal,
   plain,
@@ -141,13 +142,13 @@ const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
 export const MARKET_CLOSED = 'The market is closed. Orders are taken Mon-Fri 09:31-15:00 EAT.';
 
 /** Why an order of `stock` cannot be taken now, when market hours are enforced; undefined: it can. */
-function tradingRefusal(data: UssdData, stock: UssdStock): string | undefined {
+function tradingRefusal(data: UssdData, stock: UssdStock): OrderRefusal | undefined {
   const trading = data.trading;
   if (!trading) return undefined;
-  if (!trading.open) return MARKET_CLOSED;
+  if (!trading.open) return { kind: 'MARKET_CLOSED', message: MARKET_CLOSED };
   const asOf = stock.priceAsOf ? Date.parse(stock.priceAsOf) : Number.NaN;
   if (Number.isNaN(asOf) || trading.nowMs - asOf > trading.maxAgeMs)
-    return `No current price for ${stock.symbol}. Try again later.`;
+    return { kind: 'STALE_PRICE', message: `No current price for ${stock.symbol}. Try again later.` };
   return undefined;
 }
 /** A buy of an instrument held in whole units only that does not pay for one. */
@@ -162,6 +163,72 @@ const otherCurrency = (data: UssdData, currency: string): string | undefined => 
   if (paid === null || paid === currency) return undefined;
   return `${data.customer.network ?? 'Your network'} pays in ${paid} only, not ${currency}.`;
 };
+
+/**
+ * Why an order cannot be taken, as the confirmation screens say it: `kind` for callers other than
+ * the screens (the investments API answers each with its own status).
+ */
+export type OrderRefusal = {
+  kind:
+    | 'NO_PHONE'
+    | 'NO_PROVIDER'
+    | 'OTHER_CURRENCY'
+    | 'MARKET_CLOSED'
+    | 'STALE_PRICE'
+    | 'BELOW_MINIMUM'
+    | 'WHOLE_UNITS_ONLY'
+    | 'UNITS_NOT_AVAILABLE';
+  message: string;
+};
+
+/** The refusals a buy and a sell share, in the screens' order: the payment route, then the market. */
+function paymentOrMarketRefusal(data: UssdData, stock: UssdStock): OrderRefusal | undefined {
+  if (!data.customer.hasMsisdn) return { kind: 'NO_PHONE', message: NO_PHONE };
+  if (!data.customer.paymentsAvailable)
+    return { kind: 'NO_PROVIDER', message: notAvailable(data.customer.network) };
+  const currencyRefusal = otherCurrency(data, stock.currency);
+  if (currencyRefusal) return { kind: 'OTHER_CURRENCY', message: currencyRefusal };
+  return tradingRefusal(data, stock);
+}
+
+/**
+ * Why a buy of `paid` of `stock` cannot be placed now (BUY_CONFIRM's refusals, in its order);
+ * undefined: it can. Pure: the investments API refuses with the same rules.
+ */
+export function buyRefusal(data: UssdData, stock: UssdStock, paid: Money): OrderRefusal | undefined {
+  const refusal = paymentOrMarketRefusal(data, stock);
+  if (refusal) return refusal;
+  // The instrument's rules as they are now: its minimum may have been raised since BUY_AMOUNT.
+  if (paid.amount.lt(minimumBuy(stock)))
+    return {
+      kind: 'BELOW_MINIMUM',
+      message: `The minimum for ${stock.symbol} is ${stock.currency} ${minimumShown(stock)}.`,
+    };
+  const fractional = stock.fractional !== false;
+  if (!fractional && unitsToBuy(paid, priceOf(stock), fractional).lt(ONE))
+    return { kind: 'WHOLE_UNITS_ONLY', message: wholeUnitsOnly(stock) };
+  return undefined;
+}
+
+/**
+ * Why a sell of `quantity` whole units of `stock` cannot be placed now (SELL_CONFIRM's refusals, in
+ * its order: the units available first); undefined: it can.
+ */
+export function sellRefusal(
+  data: UssdData,
+  stock: UssdStock,
+  quantity: Decimal,
+): (OrderRefusal & { available?: Decimal; pending?: Decimal }) | undefined {
+  const available = sellableUnits(stock.id, data.holdings);
+  if (quantity.gt(available)) {
+    const pending = pendingUnits(stock.id, data.holdings);
+    const message = pending.gt(ZERO)
+      ? pendingSettlement(stock.symbol, pending)
+      : `You no longer hold ${plain(quantity)} units of ${stock.symbol}.`;
+    return { kind: 'UNITS_NOT_AVAILABLE', message, available, pending };
+  }
+  return paymentOrMarketRefusal(data, stock);
+}
 
 /** Text built from lines, dropping list lines (with a "+n more" line) until the screen fits. */
 function fitList(head: string[], list: string[], tail: string[], options: UssdOption[]) {
@@ -232,18 +299,10 @@ export function renderMenu(
       if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
       const paid = money(context.amount, stock.currency);
       const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
-      if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
-      if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
-      const currencyRefusal = otherCurrency(data, stock.currency);
-      if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
-      const marketRefusal = tradingRefusal(data, stock);
-      if (marketRefusal) return gone(`${head}\n${marketRefusal}`);
-      // The instrument's rules as they are now: its minimum may have been raised since BUY_AMOUNT.
-      if (paid.amount.lt(minimumBuy(stock)))
-        return gone(`${head}\nThe minimum for ${stock.symbol} is ${stock.currency} ${minimumShown(stock)}.`);
+      const refusal = buyRefusal(data, stock, paid);
+      if (refusal) return gone(`${head}\n${refusal.message}`);
       const fractional = stock.fractional !== false;
       const units = unitsToBuy(paid, priceOf(stock), fractional);
-      if (units.lt(ONE) && !fractional) return gone(`${head}\n${wholeUnitsOnly(stock)}`);
       const estimate = fractional ? formatEstimatedUnits(units) : formatUnits(units);
       return m(`${head}\n${priceLine(stock)}\nEst. units: ${estimate}`, [
         { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
@@ -263,18 +322,10 @@ export function renderMenu(
     case 'SELL_CONFIRM': {
       const q = context.quantity;
       if (!stock || q === undefined) return gone('This stock is no longer available.');
-      if (parseDecimal(q, 'quantity', 0).gt(sellableUnits(stock.id, data.holdings))) {
-        const pending = pendingUnits(stock.id, data.holdings);
-        if (pending.gt(ZERO)) return gone(pendingSettlement(stock.symbol, pending));
-        return gone(`You no longer hold ${q} units of ${stock.symbol}.`);
-      }
       const head = `Sell ${q} ${stock.symbol} units`;
-      if (!data.customer.hasMsisdn) return gone(`${head}\n${NO_PHONE}`);
-      if (!data.customer.paymentsAvailable) return gone(`${head}\n${notAvailable(data.customer.network)}`);
-      const currencyRefusal = otherCurrency(data, stock.currency);
-      if (currencyRefusal) return gone(`${head}\n${currencyRefusal}`);
-      const marketRefusal = tradingRefusal(data, stock);
-      if (marketRefusal) return gone(`${head}\n${marketRefusal}`);
+      const refusal = sellRefusal(data, stock, parseDecimal(q, 'quantity', 0));
+      if (refusal?.kind === 'UNITS_NOT_AVAILABLE') return gone(refusal.message);
+      if (refusal) return gone(`${head}\n${refusal.message}`);
       const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
       return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
         { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
