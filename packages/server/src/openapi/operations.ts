@@ -49,7 +49,7 @@ export type OperationSpec = {
   operationId: string;
   summary: string;
   description: string;
-  tag: 'Authentication' | 'Customers' | 'Payments' | 'Webhooks' | 'USSD';
+  tag: 'Authentication' | 'Customers' | 'Payments' | 'Webhooks' | 'USSD' | 'Investments (preview)';
   /** `signed`: bearer token, x-client-id and an RFC 9421 signature; `none`: unauthenticated. */
   auth: 'signed' | 'none';
   idempotent?: true;

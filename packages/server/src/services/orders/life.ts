@@ -12,6 +12,7 @@ import {
   unitsToBuy,
   unspent,
 } from '../../lib/money.ts';
+import { openAccount } from '../investments/accounts.ts';
 import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
 import {
@@ -115,6 +116,7 @@ select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order
     refuseOtherCurrency(route, listedCurrency);
     throw new Error('buy order: the order or its collection was not inserted');
   }
+  await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', transaction);
   return { orderId: order.id, payments: [transactionRef(transaction)] };
@@ -185,6 +187,7 @@ export async function placeSell(
     priceAsOf: stock.priceAsOf,
     market: stock.market,
   });
+  await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
     tx,
@@ -192,6 +195,15 @@ export async function placeSell(
     input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },
   });
   return { orderId, payments: [disbursement] };
+}
+
+/**
+ * A customer's first order opens their investment account (docs/investments.md, Accounts): one
+ * statement that inserts nothing once it exists; its ACCOUNT.CREATED only with INVESTMENTS_PREVIEW.
+ */
+function openCustomerAccount(tx: Tx, owner: Placing, deps: OrderDeps) {
+  const events = deps.config?.INVESTMENTS_PREVIEW ? deps.events : undefined;
+  return openAccount(tx, { organizationId: owner.organizationId, customerId: owner.customerId }, events);
 }
 
 // ---- paying ----
