@@ -25,7 +25,8 @@ import {
 /** Cost of the customer's BUY executions per instrument, executed before `before` when given. */
 const bought = (before?: string) => sql`bought as (
   select e.stock_id, sum(e.units * e.price)::text as cost, sum(e.units)::text as units
-  from a join orders o on o.customer_id = a.customer_id and o.side = 'BUY'
+  from a join orders o on o.organization_id = a.organization_id and o.customer_id = a.customer_id
+    and o.side = 'BUY'
   join executions e on e.order_id = o.id and e.side = 'BUY'
   ${before === undefined ? sql`` : sql`where e.executed_at < ${before}::timestamptz`}
   group by e.stock_id
@@ -66,7 +67,7 @@ export async function accountAssets(
   const found = await rows<AssetRow>(
     q,
     sql`with a as (
-  select id, customer_id from accounts where id = ${accountId} and organization_id = ${organizationId}
+  select id, organization_id, customer_id from accounts where id = ${accountId} and organization_id = ${organizationId}
 ), ${bought()}
 select a.id as "accountId", s.id as "instrumentId", s.symbol, s.name, s.investment_type as "investmentType",
   s.currency, h.units::text as units, h.pending_units::text as pending, s.price::text as price,
@@ -149,7 +150,7 @@ export async function accountPortfolio(
   const found = await rows<PositionRow>(
     q,
     sql`with a as (
-  select id, customer_id from accounts where id = ${input.accountId} and organization_id = ${input.organizationId}
+  select id, organization_id, customer_id from accounts where id = ${input.accountId} and organization_id = ${input.organizationId}
 ), ${units}, ${bought(before)}
 select a.id as "accountId", a.customer_id as "customerId", s.id as "instrumentId", s.symbol,
   s.investment_type as "investmentType", s.currency, held.units::text as units, p.price::text as price,
