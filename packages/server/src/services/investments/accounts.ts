@@ -16,7 +16,7 @@ import type { EventOutbox } from '../webhooks/outbox.ts';
  * POST /v1/accounts or by the customer's first order (orders/life.ts, placeBuy and placeSell).
  */
 
-type AccountRow = {
+export type AccountRow = {
   id: string;
   organizationId: string;
   customerId: string;
@@ -46,6 +46,38 @@ export function presentAccount(row: AccountRow): Account {
 export const accountEventData = (account: Account) => ({ accountId: account.id, ...account });
 
 /**
+ * A CTE `opened` of a caller's statement that opens the customer's account unless it has one,
+ * returning the new row (placeBuy folds it into its own statement, opening it only with the order:
+ * no round trip of its own).
+ */
+export const openAccountCte = (
+  owner: { organizationId: string; customerId: string },
+  /** `from o`: only for each row of the caller's CTE `o`; none: once. */
+  source: SQL = sql``,
+) => sql`opened as (
+  insert into accounts (id, organization_id, customer_id)
+  select ${createId()}, ${owner.organizationId}, ${owner.customerId} ${source}
+  on conflict (customer_id) do nothing
+  returning ${ACCOUNT_COLUMNS}
+)`;
+
+/** Writes ACCOUNT.CREATED for an account a caller's statement opened (`opened`), when `events` is given. */
+export async function accountOpened(
+  q: Queryable,
+  row: AccountRow | null,
+  events?: EventOutbox,
+): Promise<Account | null> {
+  if (!row) return null;
+  const account = presentAccount(row);
+  await events?.emit(q, {
+    organizationId: account.organizationId,
+    event: 'ACCOUNT.CREATED',
+    data: accountEventData(account),
+  });
+  return account;
+}
+
+/**
  * Opens the customer's account unless it has one: one statement (`on conflict (customer_id) do
  * nothing`, so two first orders at once open one). With `events` (INVESTMENTS_PREVIEW on), a new
  * account's ACCOUNT.CREATED is written on the same transaction. Returns the new account, or null.
@@ -55,21 +87,8 @@ export async function openAccount(
   owner: { organizationId: string; customerId: string },
   events?: EventOutbox,
 ): Promise<Account | null> {
-  const row = await one<AccountRow>(
-    q,
-    sql`insert into accounts (id, organization_id, customer_id)
-  values (${createId()}, ${owner.organizationId}, ${owner.customerId})
-  on conflict (customer_id) do nothing
-  returning ${ACCOUNT_COLUMNS}`,
-  );
-  if (!row) return null;
-  const account = presentAccount(row);
-  await events?.emit(q, {
-    organizationId: owner.organizationId,
-    event: 'ACCOUNT.CREATED',
-    data: accountEventData(account),
-  });
-  return account;
+  const row = await one<AccountRow>(q, sql`with ${openAccountCte(owner)} select * from opened`);
+  return accountOpened(q, row ?? null, events);
 }
 
 /** What POST /v1/accounts finds before it opens one: the customer in the organization, and its account. */
