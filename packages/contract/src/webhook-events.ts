@@ -57,6 +57,7 @@ export const WEBHOOK_SUBSCRIPTIONS: readonly string[] = [
  * events): they are reached through the TRANSACTION domain and ALL, not by name.
  */
 export const WEBHOOK_EVENTS = [
+  'ACCOUNT.CREATED',
   'AUTH.CREATED',
   'AUTH.DELETED',
   'CUSTOMER.CREATED',

@@ -18,6 +18,8 @@ describeStores('every event type, caused through the API, delivered and verified
   beforeAll(async () => {
     d = await startDeliveryApp(store, 'webhook_acceptance', {
       WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      // ACCOUNT.CREATED: the customer's first order (the USSD buy below) opens their account.
+      INVESTMENTS_PREVIEW: 'true',
       WEBHOOK_WORKER_INTERVAL_MS: '100',
     });
     await ensureCatalog(d.t);

@@ -19,7 +19,8 @@ const AUTH = ['AUTH.CREATED', 'AUTH.DELETED'];
 const REQUEST = ['REQUEST.CREATED', 'REQUEST.UPDATED'];
 const TRANSACTION = ['TRANSACTION.CREATED', 'TRANSACTION.UPDATED'];
 const WEBHOOK = ['WEBHOOK.CREATED', 'WEBHOOK.UPDATED'];
-const EVERY = [...AUTH, ...CUSTOMER, ...REQUEST, ...TRANSACTION, ...WEBHOOK];
+const ACCOUNT = ['ACCOUNT.CREATED'];
+const EVERY = [...ACCOUNT, ...AUTH, ...CUSTOMER, ...REQUEST, ...TRANSACTION, ...WEBHOOK];
 
 /**
  * The spec's combination rules (Events, Subscriptions), each with the events it must receive,
@@ -33,7 +34,8 @@ const RULES: [string, string[], string[]][] = [
   ['a domain alone: its events (REQUEST)', ['REQUEST'], REQUEST],
   ['a domain alone: its events (TRANSACTION, our low-level names)', ['TRANSACTION'], TRANSACTION],
   ['a domain alone: its events (WEBHOOK)', ['WEBHOOK'], WEBHOOK],
-  ['a domain with no events emitted yet (ACCOUNT): nothing', ['ACCOUNT'], []],
+  ['a domain alone: its events (ACCOUNT)', ['ACCOUNT'], ACCOUNT],
+  ['a domain with no events emitted yet (PORTFOLIO): nothing', ['PORTFOLIO'], []],
   ['a low-level name alone: that event (CUSTOMER.CREATED)', ['CUSTOMER.CREATED'], ['CUSTOMER.CREATED']],
   ['a low-level name alone: that event (AUTH.DELETED)', ['AUTH.DELETED'], ['AUTH.DELETED']],
   ['a low-level name alone: that event (WEBHOOK.UPDATED)', ['WEBHOOK.UPDATED'], ['WEBHOOK.UPDATED']],

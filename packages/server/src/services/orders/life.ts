@@ -12,6 +12,7 @@ import {
   unitsToBuy,
   unspent,
 } from '../../lib/money.ts';
+import { type AccountRow, accountOpened, openAccount, openAccountCte } from '../investments/accounts.ts';
 import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
 import {
@@ -69,6 +70,8 @@ type Placing = { organizationId: string; customerId: string; msisdn: string | nu
 
 type Placed = {
   order: SelectedOrder | null;
+  /** The customer's account when this order opened it. */
+  account: AccountRow | null;
   transaction: SelectedTransaction | null;
   /** The stock's currency when it is listed, whether or not the order was placed. */
   listedCurrency: string | null;
@@ -104,17 +107,20 @@ export async function placeBuy(
   ${plain(whole)}::numeric, s.currency, s.price
   from s where ${only}::text is null or s.currency = ${only}::text
   returning *
-), ${paymentInserts(route, 'INCOMING', msisdn, sql`select organization_id, id, amount, currency from o`)}
+), ${paymentInserts(route, 'INCOMING', msisdn, sql`select organization_id, id, amount, currency from o`)},
+${openAccountCte(input, sql`from o`)}
 select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order",
+  (select row_to_json(a) from opened a) as account,
   (select row_to_json(y) from (select ${TRANSACTION_COLUMNS} from t) y) as "transaction",
   (select currency from s) as "listedCurrency"`,
   );
-  const { order, transaction, listedCurrency } = placed!;
+  const { order, transaction, listedCurrency, account } = placed!;
   if (!order || !transaction) {
     if (listedCurrency === null) throw new Error(`buy order: stock ${input.stockId} is not listed`);
     refuseOtherCurrency(route, listedCurrency);
     throw new Error('buy order: the order or its collection was not inserted');
   }
+  await accountOpened(tx, account, accountEvents(deps));
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', transaction);
   return { orderId: order.id, payments: [transactionRef(transaction)] };
@@ -185,6 +191,7 @@ export async function placeSell(
     priceAsOf: stock.priceAsOf,
     market: stock.market,
   });
+  await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
     tx,
@@ -192,6 +199,21 @@ export async function placeSell(
     input: { organizationId: input.organizationId, orderId, type: 'OUTGOING', amount: payout, msisdn },
   });
   return { orderId, payments: [disbursement] };
+}
+
+/**
+ * A customer's first order opens their investment account (docs/investments.md, Accounts): an
+ * insert that does nothing once it exists (a CTE of a buy's statement; a sell's own statement). Its
+ * ACCOUNT.CREATED only with INVESTMENTS_PREVIEW.
+ */
+const accountEvents = (deps: OrderDeps) => (deps.config?.INVESTMENTS_PREVIEW ? deps.events : undefined);
+
+function openCustomerAccount(tx: Tx, owner: Placing, deps: OrderDeps) {
+  return openAccount(
+    tx,
+    { organizationId: owner.organizationId, customerId: owner.customerId },
+    accountEvents(deps),
+  );
 }
 
 // ---- paying ----
