@@ -217,7 +217,15 @@ export const orders = pgTable(
     price: numeric('price', { precision: 18, scale: 4 }),
     ...timestamps,
   },
-  (t) => [index('orders_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt.desc())],
+  (t) => [
+    index('orders_org_customer_idx').on(t.organizationId, t.customerId, t.createdAt.desc()),
+    // GET /v1/requests across an organization, newest first (docs/investments.md).
+    index('orders_org_created_idx').on(
+      t.organizationId,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+  ],
 );
 
 /**
@@ -295,7 +303,15 @@ export const ledgerEntries = pgTable(
     units: numeric('units', { precision: 20, scale: 4 }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [index('ledger_entries_holding_idx').on(t.customerId, t.stockId)],
+  (t) => [
+    index('ledger_entries_holding_idx').on(t.customerId, t.stockId),
+    // GET /v1/transactions across an organization, newest first (docs/investments.md).
+    index('ledger_entries_org_created_idx').on(
+      t.organizationId,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+  ],
 );
 
 /** Mobile-money movements: INCOMING = C2B collection, OUTGOING = B2C disbursement (proceeds or refund). */
@@ -320,7 +336,15 @@ export const transactions = pgTable(
     settledAt: timestamp('settled_at', { withTimezone: true, mode: 'date' }),
     ...timestamps,
   },
-  (t) => [index('transactions_order_idx').on(t.orderId, t.type, t.createdAt.desc())],
+  (t) => [
+    index('transactions_order_idx').on(t.orderId, t.type, t.createdAt.desc()),
+    // GET /v1/transactions across an organization, newest first (docs/investments.md).
+    index('transactions_org_created_idx').on(
+      t.organizationId,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+  ],
 );
 
 export const ussdSessions = pgTable(

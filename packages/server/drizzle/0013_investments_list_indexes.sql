@@ -1,0 +1,3 @@
+CREATE INDEX "ledger_entries_org_created_idx" ON "ledger_entries" USING btree ("organization_id","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX "orders_org_created_idx" ON "orders" USING btree ("organization_id","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX "transactions_org_created_idx" ON "transactions" USING btree ("organization_id","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);
