@@ -1,17 +1,37 @@
 #!/usr/bin/env -S npx tsx --conditions=@partner-api/source
-import { IDENTIFICATION_TYPES } from '@partner-api/contract';
+import {
+  IDENTIFICATION_TYPES,
+  INVESTMENT_TYPES,
+  LEDGER_TRANSACTION_TYPES,
+  REQUEST_STATUSES,
+  TRADING_STATUSES,
+} from '@partner-api/contract';
 import {
   type CustomerCreate,
   type CustomerUpdate,
   type IdentificationType,
+  type InvestmentTypeId,
+  type LedgerTransactionType,
   PartnerApiError,
   PartnerClient,
+  type RequestCreate,
+  type RequestStatus,
+  type TradingStatus,
   WaitTimeoutError,
 } from '@partner-api/sdk';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { eventRow, listen } from './partner/events.ts';
 import { customerDetails, customerRow, errorText, paymentLines, printJson } from './partner/format.ts';
 import { runHandset } from './partner/handset.ts';
+import {
+  accountOf,
+  instrumentId,
+  instrumentRow,
+  portfolioLines,
+  requestDetails,
+  requestRow,
+  transactionRow,
+} from './partner/investments.ts';
 import { waitForPayment } from './partner/payments.ts';
 import {
   clientForProfile,
@@ -278,6 +298,175 @@ payments
       }
     }),
   );
+
+// ---- investments (preview: a server with INVESTMENTS_PREVIEW=true) ----
+
+const PREVIEW = ' (investments preview)';
+type Page<T> = { data: T[]; pagination: { page: number; totalPages: number; total: number } };
+/** A page: the API's answer with --json, else one row per item and `page 1/3, 25 orders`. */
+function printPage<T>(opts: Globals, list: Page<T>, row: (item: T) => string, noun: string): number {
+  if (opts.json) printJson(out, list);
+  else {
+    for (const item of list.data) out.write(`${row(item)}\n`);
+    const { page, totalPages, total } = list.pagination;
+    out.write(`page ${page}/${totalPages}, ${total} ${noun}${total === 1 ? '' : 's'}\n`);
+  }
+  return 0;
+}
+/** The flags of the orders and transactions lists. */
+type ListFlags = { customer?: string; from?: string; to?: string; page?: number; limit?: number };
+const paging = (command: Command) =>
+  command
+    .option('--page <n>', 'page, from 1', integer)
+    .option('--limit <n>', 'page size, at most 100', integer);
+
+paging(
+  program
+    .command('instruments')
+    .description(`the instruments you can order, with their latest price${PREVIEW}`)
+    .option('--search <text>', 'part of the symbol or the name')
+    .addOption(new Option('--type <type>', 'investment type').choices(INVESTMENT_TYPES))
+    .addOption(new Option('--status <status>', 'trading status').choices(TRADING_STATUSES)),
+).action(
+  action(
+    async (
+      opts,
+      o: { search?: string; type?: InvestmentTypeId; status?: TradingStatus; page?: number; limit?: number },
+    ) => {
+      const list = await client(opts).instruments.list({
+        search: o.search,
+        investmentType: o.type,
+        tradingStatus: o.status,
+        page: o.page,
+        limit: o.limit,
+      });
+      return printPage(opts, list, instrumentRow, 'instrument');
+    },
+  ),
+);
+
+const orders = program.command('orders').description(`buy and sell orders (requests)${PREVIEW}`);
+
+orders
+  .command('create')
+  .description("a buy by amount (the customer's mobile-money prompt follows) or a sell by units")
+  .requiredOption('--customer <id>', 'customer id')
+  .requiredOption('--instrument <idOrSymbol>', 'instrument id or symbol')
+  .addOption(new Option('--buy <amount>', 'whole amount to pay, e.g. 1000').conflicts('sell'))
+  .addOption(new Option('--sell <units>', 'whole units to sell').conflicts('buy'))
+  .option('--idempotency-key <uuid>', 'reuse a key to make a retry safe (default: a new one)')
+  .action(
+    action(
+      async (
+        opts,
+        o: { customer: string; instrument: string; buy?: string; sell?: string; idempotencyKey?: string },
+      ) => {
+        if ((o.buy === undefined) === (o.sell === undefined))
+          throw new Error('give either --buy <amount> or --sell <units>');
+        const partner = client(opts);
+        const base = { customerId: o.customer, instrumentId: await instrumentId(partner, o.instrument) };
+        const body: RequestCreate =
+          o.buy !== undefined
+            ? { ...base, side: 'BUY', amount: o.buy }
+            : { ...base, side: 'SELL', units: o.sell! };
+        const created = await partner.requests.create(body, { idempotencyKey: o.idempotencyKey });
+        if (opts.json) printJson(out, created);
+        else out.write(`${created.message}\n${requestDetails(created.data)}`);
+        return 0;
+      },
+    ),
+  );
+
+paging(
+  orders
+    .command('list')
+    .description('newest first')
+    .option('--customer <id>', 'customer id')
+    .option('--instrument <idOrSymbol>', 'instrument id or symbol')
+    .addOption(new Option('--status <status>').choices(REQUEST_STATUSES))
+    .option('--from <date>', 'created on or after this UTC day (YYYY-MM-DD)')
+    .option('--to <date>', 'created on or before this UTC day (YYYY-MM-DD)'),
+).action(
+  action(async (opts, o: ListFlags & { instrument?: string; status?: RequestStatus }) => {
+    const partner = client(opts);
+    const list = await partner.requests.list({
+      customerId: o.customer,
+      instrumentId: o.instrument === undefined ? undefined : await instrumentId(partner, o.instrument),
+      status: o.status,
+      createdFrom: o.from,
+      createdTo: o.to,
+      page: o.page,
+      limit: o.limit,
+    });
+    return printPage(opts, list, requestRow, 'order');
+  }),
+);
+
+orders
+  .command('get')
+  .argument('<id>', 'the order (request) id: the Ref on the USSD confirmation')
+  .action(
+    action(async (opts, id: string) => {
+      const request = await client(opts).requests.get(id);
+      if (opts.json) printJson(out, request);
+      else out.write(requestDetails(request.data));
+      return 0;
+    }),
+  );
+
+orders
+  .command('cancel')
+  .description('a PENDING_PAYMENT or PAID order (a paid one is refunded)')
+  .argument('<id>')
+  .option('--idempotency-key <uuid>', 'reuse a key to make a retry safe (default: a new one)')
+  .action(
+    action(async (opts, id: string, o: { idempotencyKey?: string }) => {
+      const cancelled = await client(opts).requests.cancel(id, { idempotencyKey: o.idempotencyKey });
+      if (opts.json) printJson(out, cancelled);
+      else out.write(`${cancelled.message}\n${requestDetails(cancelled.data)}`);
+      return 0;
+    }),
+  );
+
+program
+  .command('portfolio')
+  .description(`a customer's portfolio; opens their investment account if they have none${PREVIEW}`)
+  .argument('<customerId>')
+  .option('--as-of <date>', 'valued at the end of this day (YYYY-MM-DD, Africa/Nairobi)')
+  .action(
+    action(async (opts, customerId: string, o: { asOf?: string }) => {
+      const partner = client(opts);
+      const accountId = await accountOf(partner, customerId);
+      const portfolio = await partner.accounts.portfolio(accountId, { asOf: o.asOf });
+      if (opts.json) printJson(out, portfolio);
+      else out.write(portfolioLines(portfolio.data));
+      return 0;
+    }),
+  );
+
+paging(
+  program
+    .command('transactions')
+    .description(`money and unit movements of your customers, newest first${PREVIEW}`)
+    .option('--customer <id>', 'customer id')
+    .option('--order <id>', 'an order (request) id')
+    .addOption(new Option('--type <type>').choices(LEDGER_TRANSACTION_TYPES))
+    .option('--from <date>', 'on or after this day (YYYY-MM-DD, EAT)')
+    .option('--to <date>', 'on or before this day (YYYY-MM-DD, EAT)'),
+).action(
+  action(async (opts, o: ListFlags & { order?: string; type?: LedgerTransactionType }) => {
+    const list = await client(opts).transactions.list({
+      customerId: o.customer,
+      requestId: o.order,
+      type: o.type,
+      from: o.from,
+      to: o.to,
+      page: o.page,
+      limit: o.limit,
+    });
+    return printPage(opts, list, transactionRow, 'transaction');
+  }),
+);
 
 // ---- USSD handset ----
 

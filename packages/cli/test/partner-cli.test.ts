@@ -104,7 +104,7 @@ describe('the partner CLI against a real sandbox server', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ INVESTMENTS_PREVIEW: 'true' });
     env = { PARTNER_PROFILE: path.join(sandbox.dataDir, 'partner-profile.json') };
     const login = await run(['login', '--sandbox-file', sandbox.credentialsFile], env);
     expect(login.stderr).toBe('');
@@ -237,6 +237,90 @@ describe('the partner CLI against a real sandbox server', () => {
     expect(updated.stdout).toContain('Customer updated successfully');
     expect(updated.stdout).toMatch(/^msisdn\s+-$/m);
     expect(updated.stdout).toMatch(/^active\s+false$/m);
+  });
+
+  it('instruments, orders create|list|get|cancel, portfolio and transactions (investments preview)', async () => {
+    const ok = async (args: string[]) => {
+      const result = await run(args, env);
+      expect(result.stderr, args.join(' ')).toBe('');
+      expect(result.code).toBe(0);
+      return result.stdout;
+    };
+    const catalogue = JSON.parse(await ok(['instruments', '--status', 'ACTIVE', '--limit', '100', '--json']));
+    const instrument = catalogue.data.find(
+      (i: { latestPrice: { value: string } }) => Number(i.latestPrice.value) <= 500,
+    );
+    const listed = await ok(['instruments', '--search', instrument.symbol]);
+    expect(listed).toContain(`${instrument.id}  ${instrument.symbol}`);
+    expect(listed).toMatch(/^page 1\/1, \d+ instruments?$/m);
+
+    const customer = JSON.parse(
+      await ok([
+        'customers',
+        'create',
+        '--first-name',
+        'Otieno',
+        '--last-name',
+        'Orders',
+        '--msisdn',
+        '254799000222',
+        '--json',
+      ]),
+    ).data;
+    // By symbol: the CLI finds the instrument's id.
+    const created = await ok([
+      'orders',
+      'create',
+      '--customer',
+      customer.id,
+      '--instrument',
+      instrument.symbol,
+      '--buy',
+      '1000',
+    ]);
+    expect(created).toMatch(/^Request created successfully\nid\s+(c[a-z0-9]{24})$/m);
+    expect(created).toMatch(/^side\s+BUY$/m);
+    const orderId = /^id\s+(\S+)$/m.exec(created)![1]!;
+    await ok(['payments', 'status', orderId, '--wait', '--timeout', '20']);
+    let order = '';
+    for (let i = 0; i < 50 && !/^status\s+EXECUTED$/m.test(order); i++) {
+      order = await ok(['orders', 'get', orderId]);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(order).toMatch(/^execution\s+FILLED \S+ @ /m);
+    expect(order).toMatch(/^payment\s+INCOMING SUCCESS KES 1000\.00/m);
+
+    const list = await ok(['orders', 'list', '--customer', customer.id]);
+    expect(list).toMatch(new RegExp(`^${orderId}  BUY   EXECUTED `, 'm'));
+    expect(list).toMatch(/^page 1\/1, 1 order$/m);
+
+    const portfolio = await ok(['portfolio', customer.id]);
+    expect(portfolio).toMatch(
+      new RegExp(`^  ${instrument.symbol} +\\S+ units  @ +${instrument.latestPrice.value}`, 'm'),
+    );
+    const json = JSON.parse(await ok(['portfolio', customer.id, '--json']));
+    expect(json.data.positions).toHaveLength(1);
+
+    const transactions = await ok(['transactions', '--customer', customer.id]);
+    expect(
+      transactions
+        .split('\n')
+        .filter((l) => l.includes(orderId))
+        .map((l) => l.split(/\s+/)[2]),
+    ).toEqual(['BUY', 'COLLECTION']);
+
+    const cancel = await run(['orders', 'cancel', orderId], env);
+    expect(cancel.code).toBe(1);
+    expect(cancel.stderr).toContain('409 Conflict: Request is EXECUTED and can no longer be cancelled');
+
+    // A customer with no account: portfolio opens one and prints an empty portfolio.
+    const fresh = JSON.parse(
+      await ok(['customers', 'create', '--first-name', 'New', '--last-name', 'Investor', '--json']),
+    ).data;
+    expect(await ok(['portfolio', fresh.id])).toMatch(/^value KES 0\.00 .*\n {2}no positions\n$/m);
+    const both = await run(['orders', 'create', '--customer', fresh.id, '--instrument', instrument.id], env);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe('partner: give either --buy <amount> or --sell <units>\n');
   });
 
   it('errors: the API body with --json, a readable line and the request id on stderr, exit 1', async () => {

@@ -8,9 +8,13 @@ import {
   RequestSender,
   type ResponseEvent,
 } from './request-sender.ts';
+import { AccountsResource } from './resources/accounts.ts';
 import { CustomersResource } from './resources/customers.ts';
+import { InstrumentsResource, InvestmentTypesResource } from './resources/instruments.ts';
+import { ReportsResource, TransactionsResource } from './resources/ledger.ts';
 import { OAuthResource } from './resources/oauth.ts';
 import { PaymentStatusResource } from './resources/payment-status.ts';
+import { RequestsResource } from './resources/requests.ts';
 import { UssdResource } from './resources/ussd.ts';
 import { type WebhookKeyCache, WebhooksResource } from './resources/webhooks.ts';
 import { TokenManager, type TokenStore } from './token-manager.ts';
@@ -78,6 +82,15 @@ export class PartnerClient {
   readonly paymentStatus: PaymentStatusResource;
   readonly webhooks: WebhooksResource;
   readonly ussd: UssdResource;
+  /** Investments (preview: a server with INVESTMENTS_PREVIEW=true; otherwise each answers 404). */
+  readonly investmentTypes: InvestmentTypesResource;
+  readonly instruments: InstrumentsResource;
+  readonly accounts: AccountsResource;
+  /** Orders: buy by amount, sell by units. */
+  readonly requests: RequestsResource;
+  /** Ledger movements (money and units), not payment status: see paymentStatus for that. */
+  readonly transactions: TransactionsResource;
+  readonly reports: ReportsResource;
 
   private readonly events = new EventEmitter<Events>();
 
@@ -120,6 +133,12 @@ export class PartnerClient {
     this.paymentStatus = new PaymentStatusResource(sender);
     this.webhooks = new WebhooksResource(sender, options.webhookKeyCache);
     this.ussd = new UssdResource(sender);
+    this.investmentTypes = new InvestmentTypesResource(sender);
+    this.instruments = new InstrumentsResource(sender);
+    this.accounts = new AccountsResource(sender);
+    this.requests = new RequestsResource(sender);
+    this.transactions = new TransactionsResource(sender);
+    this.reports = new ReportsResource(sender);
   }
 
   /** A client for the credentials a sandbox server wrote (default ./data/sandbox-credentials.json). */

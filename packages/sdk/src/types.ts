@@ -1,13 +1,37 @@
 import type {
+  Account,
+  AccountList,
+  AccountStatus,
+  Asset,
   Customer,
   CustomerCreate,
   CustomerList,
   CustomerUpdate,
+  DailyBar,
   IdentificationType,
+  Instrument,
+  InstrumentList,
+  InstrumentPrices,
+  InvestmentRequest,
+  InvestmentType,
+  InvestmentTypeId,
+  LatestPrice,
+  LedgerTransactionType,
   Organization,
   PaymentStatus,
   PaymentTransaction,
+  Portfolio,
+  PortfolioPosition,
+  Report,
+  ReportList,
+  ReportType,
+  RequestList,
+  RequestSide,
+  RequestStatus,
   TokenResponse,
+  TradingStatus,
+  Transaction,
+  TransactionList,
   TransactionStatus,
   UssdResponse,
   UssdSessionData,
@@ -15,15 +39,42 @@ import type {
 } from '@partner-api/contract';
 
 export type {
+  /** Investments (preview, INVESTMENTS_PREVIEW): docs/investments.md. */
+  Account,
+  AccountList,
+  AccountStatus,
+  Asset,
   Customer,
   CustomerCreate,
   CustomerList,
   CustomerUpdate,
+  DailyBar,
   IdentificationType,
+  Instrument,
+  InstrumentList,
+  InstrumentPrices,
+  /** A request is an order: its id is the orderId GET /payment/status/{orderId} takes. */
+  InvestmentRequest,
+  InvestmentType,
+  InvestmentTypeId,
+  LatestPrice,
+  LedgerTransactionType,
   Organization,
   PaymentStatus,
   PaymentTransaction,
+  Portfolio,
+  PortfolioPosition,
+  Report,
+  ReportList,
+  ReportType,
+  RequestList,
+  RequestSide,
+  RequestStatus,
   TokenResponse,
+  TradingStatus,
+  /** A money or units movement of the ledger (GET /transactions), not a payment transaction. */
+  Transaction,
+  TransactionList,
   TransactionStatus,
   /** Both USSD endpoints; the error state is `data.currentState === 'ERROR'` (HTTP 200). */
   UssdResponse,
@@ -49,6 +100,70 @@ export type CustomerListQuery = {
   /** Exact match: a USSD gateway knows the caller's phone number, not our customer id. */
   msisdn?: string;
 };
+
+/** Investments (preview): bodies as the API answers them. */
+export type InvestmentTypeListResponse = { data: InvestmentType[] };
+export type InstrumentResponse = { data: Instrument };
+export type InstrumentPricesResponse = { data: InstrumentPrices };
+/** 201 `Account created successfully`, or 200 `Account already exists` with the customer's account. */
+export type AccountCreateResponse = { message: string; data: Account };
+export type AccountResponse = { data: Account };
+export type AssetListResponse = { data: Asset[] };
+export type PortfolioResponse = { data: Portfolio };
+export type RequestResponse = { message: string; data: InvestmentRequest };
+export type RequestGetResponse = { data: InvestmentRequest };
+export type TransactionResponse = { data: Transaction };
+export type ReportResponse = { data: Report };
+
+/** The lists' page and limit, as GET /customers (page 1 and limit 10 by default, limit at most 100). */
+export type PageQuery = { page?: number; limit?: number };
+
+/** GET /instruments, ordered by symbol. */
+export type InstrumentListQuery = PageQuery & {
+  investmentType?: InvestmentTypeId;
+  tradingStatus?: TradingStatus;
+  /** Case-insensitive substring of the symbol or the name. */
+  search?: string;
+};
+
+/** GET /instruments/{id}/prices: YYYY-MM-DD in the market's time zone, both included (default: the last 30 days). */
+export type InstrumentPricesQuery = { from?: string; to?: string };
+
+/** POST /accounts. */
+export type AccountCreate = { customerId: string };
+
+/** GET /accounts, newest first. */
+export type AccountListQuery = PageQuery & { customerId?: string; status?: AccountStatus };
+
+/** GET /accounts/{id}/portfolio: `asOf` a past day (YYYY-MM-DD, Africa/Nairobi); absent: now. */
+export type PortfolioQuery = { asOf?: string };
+
+/** POST /requests: a buy by a whole amount, or a sell by whole units, both as decimal strings ('1000'). */
+export type RequestCreate =
+  | { customerId: string; instrumentId: string; side: 'BUY'; amount: string }
+  | { customerId: string; instrumentId: string; side: 'SELL'; units: string };
+
+/** GET /requests, newest first; createdFrom and createdTo are UTC days (YYYY-MM-DD), both included. */
+export type RequestListQuery = PageQuery & {
+  customerId?: string;
+  instrumentId?: string;
+  status?: RequestStatus;
+  createdFrom?: string;
+  createdTo?: string;
+};
+
+/** GET /transactions, newest first; from and to are EAT days (YYYY-MM-DD) of createdAt, both included. */
+export type TransactionListQuery = PageQuery & {
+  customerId?: string;
+  requestId?: string;
+  type?: LedgerTransactionType;
+  ledger?: 'MONEY' | 'UNITS';
+  from?: string;
+  to?: string;
+};
+
+/** GET /reports, newest first. */
+export type ReportListQuery = PageQuery & { customerId?: string; type?: ReportType };
 
 /** Spec "Menu object" and "Option object": nextState and action are mutually exclusive; Next carries neither. */
 export type UssdMenu = UssdSessionData['menu'];

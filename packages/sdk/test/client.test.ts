@@ -269,3 +269,90 @@ describe('PartnerClient (scripted fetch)', () => {
     expect(() => clientWith(globalThis.fetch, { baseUrl: 'https://api.example.com/v1/' })).not.toThrow();
   });
 });
+
+describe('investments resources (scripted fetch)', () => {
+  const page = (ids: string[], pageNo: number, totalPages: number) => ({
+    status: 200,
+    body: { data: ids.map((id) => ({ id })), pagination: { page: pageNo, limit: 2, total: 3, totalPages } },
+  });
+
+  it('calls each path; mutations are signed with one key per call, reused on a retry', async () => {
+    let failedOnce = false;
+    const { fetch, sent } = scriptedFetch((request) => {
+      if (isToken(request)) return tokenReply();
+      if (request.url.endsWith('/cancel') && !failedOnce) {
+        failedOnce = true;
+        return { status: 503, body: { error: 'Service Unavailable' }, headers: { 'retry-after': '0' } };
+      }
+      return { status: 200, body: { data: {} } };
+    });
+    const client = clientWith(fetch);
+    await client.investmentTypes.list();
+    await client.instruments.list({ search: 'sa', investmentType: 'STOCK' });
+    await client.instruments.get('i1');
+    await client.instruments.prices('i1', { from: '2026-01-01' });
+    await client.accounts.create({ customerId: 'c1' });
+    await client.accounts.list({ customerId: 'c1' });
+    await client.accounts.get('a1');
+    await client.accounts.assets('a1');
+    await client.accounts.portfolio('a1', { asOf: '2026-01-31' });
+    await client.requests.create({ customerId: 'c1', instrumentId: 'i1', side: 'BUY', amount: '1000' });
+    await client.requests.list({ status: 'EXECUTED' });
+    await client.requests.get('r1');
+    await client.requests.cancel('r/1');
+    await client.transactions.list({ ledger: 'UNITS' });
+    await client.transactions.get('t1');
+    await client.reports.list({ type: 'TRADE_CONFIRMATION' });
+    await client.reports.get('p1');
+    const calls = sent.filter((s) => !isToken(s));
+    for (const call of calls) verify(call);
+    expect(calls.map((s) => `${s.method} ${s.url.replace('http://partner.test/v1', '')}`)).toEqual([
+      'GET /investment-types',
+      'GET /instruments?search=sa&investmentType=STOCK',
+      'GET /instruments/i1',
+      'GET /instruments/i1/prices?from=2026-01-01',
+      'POST /accounts',
+      'GET /accounts?customerId=c1',
+      'GET /accounts/a1',
+      'GET /accounts/a1/assets',
+      'GET /accounts/a1/portfolio?asOf=2026-01-31',
+      'POST /requests',
+      'GET /requests?status=EXECUTED',
+      'GET /requests/r1',
+      'POST /requests/r%2F1/cancel',
+      'POST /requests/r%2F1/cancel',
+      'GET /transactions?ledger=UNITS',
+      'GET /transactions/t1',
+      'GET /reports?type=TRADE_CONFIRMATION',
+      'GET /reports/p1',
+    ]);
+    const keyed = calls.filter((s) => s.method === 'POST').map((s) => s.headers['x-idempotency-key']);
+    expect(keyed.every((key) => key !== undefined)).toBe(true);
+    expect(keyed[2]).toBe(keyed[3]); // the cancel's retry
+    expect(new Set(keyed).size).toBe(3);
+    expect(calls.filter((s) => s.method === 'GET').every((s) => !s.headers['x-idempotency-key'])).toBe(true);
+  });
+
+  it('listAll walks every page of each list', async () => {
+    const { fetch, sent } = scriptedFetch((request) => {
+      if (isToken(request)) return tokenReply();
+      return new URL(request.url).searchParams.get('page') === '1'
+        ? page(['x1', 'x2'], 1, 2)
+        : page(['x3'], 2, 2);
+    });
+    const client = clientWith(fetch);
+    for (const resource of [
+      client.instruments,
+      client.accounts,
+      client.requests,
+      client.transactions,
+      client.reports,
+    ] as const) {
+      const ids: string[] = [];
+      for await (const item of resource.listAll({ limit: 2 })) ids.push(item.id);
+      expect(ids).toEqual(['x1', 'x2', 'x3']);
+    }
+    expect(sent.filter((s) => !isToken(s))).toHaveLength(10);
+    expect(sent.at(-1)!.url).toBe('http://partner.test/v1/reports?limit=2&page=2');
+  });
+});

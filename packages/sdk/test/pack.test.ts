@@ -154,7 +154,7 @@ try {
 // @ts-expect-error firstName is a string
 await client.customers.create({ firstName: 1, lastName: 'Otieno' });
 // @ts-expect-error no such resource
-client.accounts;
+client.portfolios;
 `;
 
 const CTS_SCRIPT = `

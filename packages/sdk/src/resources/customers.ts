@@ -8,6 +8,7 @@ import type {
   CustomerResponse,
   CustomerUpdate,
 } from '../types.ts';
+import { everyPage } from './pages.ts';
 
 const byId = (id: string) => `/customers/${encodeURIComponent(id)}`;
 
@@ -27,15 +28,8 @@ export class CustomersResource {
   }
 
   /** Every matching customer, page after page (`limit` sets the page size, default 100). */
-  async *listAll(
-    query: Omit<CustomerListQuery, 'page'> = {},
-    options?: RequestOptions,
-  ): AsyncGenerator<Customer> {
-    for (let page = 1; ; page++) {
-      const { data, pagination } = await this.list({ limit: 100, ...query, page }, options);
-      yield* data;
-      if (page >= pagination.totalPages || data.length === 0) return;
-    }
+  listAll(query: Omit<CustomerListQuery, 'page'> = {}, options?: RequestOptions): AsyncGenerator<Customer> {
+    return everyPage((q: CustomerListQuery, o) => this.list(q, o), query, options);
   }
 
   async get(id: string, options?: RequestOptions): Promise<CustomerGetResponse> {
