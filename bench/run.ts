@@ -20,6 +20,9 @@
  *      counting relays; what each request sends to PostgreSQL and to Redis
  *   7. the USSD buy path's server CPU per request (bench/lib/buy.ts): scenario 4's walks with no
  *      pause after a warm-up; on PostgreSQL also per walk until its order is executed
+ *   8. the investments API's reads (bench/lib/investments.ts, the server with INVESTMENTS_PREVIEW):
+ *      signed GETs of a page of /v1/instruments, /v1/requests, /v1/transactions and a portfolio,
+ *      each per server CPU-second over scenario 1's in the same run
  * plus the server's resident memory (VmRSS every 250 ms) and `npm start`'s time to /healthz 200.
  * Each row is judged against its target (TARGETS below); the embedded store's scenarios 1–3
  * against half of PostgreSQL's figures per CPU-second in the same run.
@@ -39,7 +42,7 @@
  * (requests per second of the server's own CPU time over the ceiling's work per CPU second), which
  * what else runs on the machine barely moves. The load average at the start is recorded.
  *
- * Flags: --store=postgres|pglite (one store), --only=get,key,post,patch,ussd,buy,delivery,trips (some scenarios),
+ * Flags: --store=postgres|pglite (one store), --only=get,key,post,patch,ussd,buy,inv,delivery,trips (some scenarios),
  * --seconds=N (per throughput scenario, default 10), --cpu-prof (profile each server process: the
  * .cpuprofile is kept in bench/results/ and summarised), --no-startup (skip the npm start timing),
  * --keep-log (keep each server's log, its access lines with their responseTime, as
@@ -69,6 +72,7 @@ import {
   withScratchTable,
 } from './lib/ceilings.ts';
 import { type FlushProbe, startFlushProbe } from './lib/flush-probe.ts';
+import { type InvestmentsSeed, seedInvestments, signedRead } from './lib/investments.ts';
 import { combine, type LoadResult, type PreparedRequest, runLoad } from './lib/load.ts';
 import { createBenchPartner, createCustomers, signed, signedCreate } from './lib/partner.ts';
 import { type Child, ROOT, sampleRss, startMinimalFastify, startPartnerApi } from './lib/processes.ts';
@@ -91,7 +95,10 @@ const CONNECTIONS = 50;
 const USSD_SESSIONS = 500;
 const USSD_THINK_MS: [number, number] = [2000, 5000];
 const STORES = (flagValue('store') ? [flagValue('store')] : ['postgres', 'pglite']) as Store[];
-const ONLY = new Set((flagValue('only') ?? 'get,key,post,patch,ussd,buy,delivery,trips').split(','));
+const ONLY = new Set((flagValue('only') ?? 'get,key,post,patch,ussd,buy,inv,delivery,trips').split(','));
+/** Scenario 8: buys placed before the investments API's reads, over this many instruments. */
+const INV_ORDERS = 300;
+const INV_INSTRUMENTS = 6;
 const DELIVERY_IDLE_EVENTS = 200;
 const DELIVERY_BACKLOG_EVENTS = 3000;
 const CPU_PROF = Boolean(flag('cpu-prof'));
@@ -110,6 +117,8 @@ const SHIFTED_CLOCK = path.join(ROOT, 'bench/lib/shifted-clock.mjs');
 const CLOCK_OFFSET_MS = flagValue('clock-at') ? Date.parse(flagValue('clock-at')!) - Date.now() : 0;
 if (Number.isNaN(CLOCK_OFFSET_MS)) throw new Error('--clock-at: not an ISO time');
 const SERVER_ENV: Record<string, string> = {
+  // Scenario 8's routes exist only with the preview on; BENCH_SERVER_ENV may still override it.
+  ...(ONLY.has('inv') ? { INVESTMENTS_PREVIEW: 'true' } : {}),
   ...(CLOCK_OFFSET_MS
     ? { NODE_OPTIONS: `--import=${SHIFTED_CLOCK}`, BENCH_CLOCK_OFFSET_MS: String(CLOCK_OFFSET_MS) }
     : {}),
@@ -154,6 +163,8 @@ type StoreRun = {
   ussdServer?: ServerTimes;
   ussdNoPause?: UssdResult;
   buy?: BuyCpuResult;
+  /** Scenario 8: the investments API's reads, each beside scenario 1's GET of this run. */
+  investments?: { seed: InvestmentsSeed; reads: (LoadResult & { name: string })[] };
   rssPeakMb: number;
   /** Peak RSS within each phase of the run, in order (the idle start, then each scenario). */
   rssPhases?: { name: string; peakMb: number }[];
@@ -400,6 +411,24 @@ async function runStore(store: Store, minimal: Child | undefined): Promise<Store
         log: (line) => log(`${store}: ${line}`),
       });
     }
+    if (ONLY.has('inv')) {
+      rss.phase('investments');
+      log(`${store}: scenario 8, the investments API's reads: seeding ${INV_ORDERS} buys through the API`);
+      const seed = await seedInvestments(partner, customerIds, {
+        orders: INV_ORDERS,
+        instruments: INV_INSTRUMENTS,
+        log: (line) => log(`${store}: ${line}`),
+      });
+      const reads: (LoadResult & { name: string })[] = [];
+      for (const read of seed.reads) {
+        log(`${store}: scenario 8, signed ${read.name}`);
+        reads.push({
+          ...(await signedScenario(server, 200, () => signedRead(partner, read.path))),
+          name: read.name,
+        });
+      }
+      run.investments = { seed, reads };
+    }
     return run;
   } finally {
     const sampled = rss.stop();
@@ -542,6 +571,19 @@ export function markdown(report: Report): string {
       lines.push(
         `| 7 USSD buy path: ${b.walks} walks of ${MOVES.length} requests, ${b.walkers} at once, ${meta.marketHours} | ${store} | ${fmt(b.throughput)} req/s, ${b.errors} errors | ${fmt(b.p50Ms)} / ${fmt(b.p99Ms)} | – | – | ${fmt(b.cpuUsPerRequest)} µs server CPU a request${settled} | none |`,
       );
+    }
+    const inv = run.investments;
+    if (inv) {
+      const get = run.signedGet;
+      const seeded = `${inv.seed.executed} executed buys over ${inv.seed.customers} customers; portfolio of ${inv.seed.positions} positions`;
+      for (const read of inv.reads) {
+        const ratio = get
+          ? `${fmt(read.perServerCoreSecond / get.perServerCoreSecond, 2)} × scenario 1 per CPU-s`
+          : '– (no scenario 1: --only with get)';
+        lines.push(
+          `| 8 signed ${read.name}, ${seeded} | ${store} | ${fmt(read.throughput)} req/s | ${fmt(read.p50Ms)} / ${fmt(read.p99Ms)} | scenario 1, ${get ? `${fmt(1e6 / get.perServerCoreSecond)} µs a request` : '–'} | ${ratio} | ${fmt(read.perServerCoreSecond)} req per server CPU-s (${fmt(1e6 / read.perServerCoreSecond)} µs a request) | none |`,
+        );
+      }
     }
     const rssTarget = `< ${TARGETS.rssMb} MB`;
     lines.push(
