@@ -13,8 +13,7 @@ import type { AppContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { dateOf, one, rows } from '../../db/query.ts';
 import { likePattern } from '../customers/list.ts';
-import { isStale } from '../market/prices.ts';
-import { tradingNow } from '../market/trading.ts';
+import { tradesNow, tradingNow } from '../market/trading.ts';
 import { DEFAULT_MIN_BUY_AMOUNT } from '../ussd/menus.ts';
 
 /**
@@ -57,9 +56,7 @@ export type Freshness = (asOf: Date | null) => boolean;
  */
 export async function freshnessNow(ctx: AppContext): Promise<Freshness> {
   const trading = await tradingNow(ctx);
-  if (!trading) return () => true;
-  const now = new Date(trading.nowMs);
-  return (asOf) => trading.open && !isStale(asOf, now, trading.maxAgeMs);
+  return (asOf) => tradesNow(trading, asOf);
 }
 
 export function latestPriceOf(

@@ -35,6 +35,15 @@ export async function tradingNow(
 }
 
 /**
+ * Whether an order executes now at a price of this as-of time: the market in its session and the
+ * price fresh; always, when market hours are not enforced (`trading` undefined). The one rule the
+ * order gate and the instruments' `fresh` both read.
+ */
+export function tradesNow(trading: UssdData['trading'], asOf: Date | null): boolean {
+  return !trading || (trading.open && !isStale(asOf, new Date(trading.nowMs), trading.maxAgeMs));
+}
+
+/**
  * When a paid buy may execute at a price of this as-of time (ISO or store text; null: none): now,
  * by the context's clock, when the market is in session and the price fresh (or market hours are
  * not enforced); null when it must wait.
@@ -48,9 +57,8 @@ export type MarketGate = (tx: Queryable, priceAsOf: string | null) => Promise<Da
 export function marketGate(ctx: AppContext): MarketGate {
   return async (tx, priceAsOf) => {
     const trading = await tradingNow(ctx, tx);
-    if (!trading) return ctx.clock();
-    const now = new Date(trading.nowMs);
     const asOf = priceAsOf === null ? null : dateOf(priceAsOf);
-    return trading.open && !isStale(asOf, now, trading.maxAgeMs) ? now : null;
+    if (!tradesNow(trading, asOf)) return null;
+    return trading ? new Date(trading.nowMs) : ctx.clock();
   };
 }
