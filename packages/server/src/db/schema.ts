@@ -225,6 +225,8 @@ export const orders = pgTable(
       t.createdAt.desc().nullsFirst(),
       t.id.desc().nullsFirst(),
     ),
+    // The waiting buys each instance sweeps every 30 s (orders/life.ts, executeWaitingBuys): few rows.
+    index('orders_paid_idx').on(t.updatedAt, t.id).where(sql`status = 'PAID'`),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "orders_paid_idx" ON "orders" USING btree ("updated_at","id") WHERE status = 'PAID';
