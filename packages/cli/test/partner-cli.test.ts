@@ -321,7 +321,7 @@ describe('the partner CLI against a real sandbox server', () => {
     const both = await run(['orders', 'create', '--customer', fresh.id, '--instrument', instrument.id], env);
     expect(both.code).toBe(1);
     expect(both.stderr).toBe('partner: give either --buy <amount> or --sell <units>\n');
-  });
+  }, 120_000); // about twenty CLI processes, each a node start: slow on the embedded store
 
   it('errors: the API body with --json, a readable line and the request id on stderr, exit 1', async () => {
     const missing = await run(['customers', 'get', createId(), '--json'], env);
