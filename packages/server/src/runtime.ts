@@ -65,7 +65,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     rateLimitPrefix: options.rateLimitPrefix ?? 'rl',
     registry: createAdapterRegistry({ config }),
     events: config.WEBHOOKS_PREVIEW
-      ? createOutbox({ emitted: (event) => metrics.webhookEvents.inc({ event }) })
+      ? createOutbox({
+          emitted: (event) => metrics.webhookEvents.inc({ event }),
+          investments: config.INVESTMENTS_PREVIEW,
+        })
       : NO_EVENTS,
     // Replaced below: the gate reads this runtime's clock and settings at each call.
     market: async () => new Date(),

@@ -176,6 +176,7 @@ export async function serve(env: Env = process.env): Promise<void> {
       }
     },
     runtime.clock,
+    runtime.events,
   );
 
   /** Stops the timers and workers, then closes the stores (housekeeping is stopped apart). */

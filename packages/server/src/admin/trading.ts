@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../lib/errors.ts';
 import { Big, parseDecimal } from '../lib/money.ts';
+import { announceInstruments } from '../services/investments/market.ts';
 import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
 import { listStuck, reconcileNow, showTransaction } from '../services/payments/pipeline/operator.ts';
 import { RESOLVE_ACTIONS, resolvePayment } from '../services/payments/pipeline/resolve.ts';
@@ -81,7 +82,16 @@ const settleBody = z.strictObject({
 export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): void {
   const db = ctx.database.db;
   app.post('/admin/stocks', { schema: { body: stockUpsertBody } }, async (request) =>
-    upsertStocks(db, request.body as z.output<typeof stockUpsertBody>),
+    db.transaction(async (tx) => {
+      const written = await upsertStocks(tx, request.body as z.output<typeof stockUpsertBody>);
+      // A row the upsert inserted has its creation time as its update time (one now()).
+      const announced = written.map((s) => ({
+        id: s.id,
+        created: s.createdAt.getTime() === s.updatedAt.getTime(),
+      }));
+      await announceInstruments(tx, ctx, announced);
+      return written;
+    }),
   );
   app.get('/admin/orders', { schema: { querystring: ordersQuery } }, async (request) =>
     listOrdersForAdmin(db, request.query as z.output<typeof ordersQuery>),

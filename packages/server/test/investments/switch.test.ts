@@ -1,12 +1,13 @@
 import { createId } from '@partner-api/contract';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
-import { NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
+import { adminInject, NOT_FOUND_BODY } from '@partner-api/testkit/helpers.ts';
 import { createPartner, signedInject } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rows } from '../../src/db/query.ts';
 import { INVESTMENT_OPERATIONS } from '../../src/openapi/investments/index.ts';
 import { openApiDocumentOf } from '../../src/routes/docs.ts';
+import { settleDueExecutions } from '../../src/services/orders/life.ts';
 import { ensureCatalog, insertCustomer, orderRow, refOf, ussdClient, waitFor } from '../ussd/support.ts';
 
 const id = createId();
@@ -40,6 +41,20 @@ const PATHS: { method: 'GET' | 'POST'; url: string; body?: unknown }[] = [
  * Every new path answers as an unknown route, the OpenAPI document does not list them, and no
  * event of the new domains is written (docs/investments.md).
  */
+const REQUEST_EVENT_FIELDS = [
+  'orderId',
+  'customerId',
+  'stockId',
+  'side',
+  'status',
+  'amount',
+  'currency',
+  'quantity',
+  'price',
+  'createdAt',
+  'updatedAt',
+];
+
 describeStores('the investments API switched off on %s', (store) => {
   let t: TestApp;
   beforeAll(async () => {
@@ -71,7 +86,7 @@ describeStores('the investments API switched off on %s', (store) => {
     expect(document.tags.map((tag) => tag.name)).not.toContain('Investments (preview)');
   });
 
-  it('a USSD buy writes no event of the new domains, though it opens the customer’s account', async () => {
+  it('a USSD buy, its settlement and a listing write no event of the new domains, nor new data', async () => {
     const { startPayments } = await import('../../src/services/payments/pipeline/start.ts');
     const simulator = startPayments(t.ctx, t.app.log);
     try {
@@ -81,10 +96,23 @@ describeStores('the investments API switched off on %s', (store) => {
       const bought = await ussdClient(t, partner).walk(customerId, ['1', '8', 'ZZBUY', '1', '1', '100', '1']);
       const orderId = refOf(bought);
       await waitFor(async () => ((await orderRow(t, orderId))?.status === 'EXECUTED' ? true : undefined));
-      const events = await rows<{ event: string }>(
+      await settleDueExecutions(t.ctx.database.db, new Date(Date.now() + 8 * 86_400_000), t.ctx.events);
+      const listed = await adminInject(t, 'POST', '/admin/stocks', [
+        {
+          symbol: `ZO${createId().slice(-6).toUpperCase()}`,
+          name: 'Off Holdings',
+          price: '1.0000',
+          currency: 'KES',
+        },
+      ]);
+      expect(listed.statusCode).toBe(200);
+      const events = await rows<{ event: string; data: Record<string, unknown> }>(
         t.ctx.database.db,
-        sql`select event from webhook_events where organization_id = ${partner.organizationId} order by event`,
+        sql`select event, data from webhook_events where organization_id = ${partner.organizationId} order by event`,
       );
+      // REQUEST.* carry the webhooks preview's fields alone (docs/webhooks.md), not the request resource.
+      for (const { event, data } of events.filter((e) => e.event.startsWith('REQUEST.')))
+        expect([event, Object.keys(data).sort()]).toEqual([event, [...REQUEST_EVENT_FIELDS].sort()]);
       const domains = new Set(events.map((e) => e.event.slice(0, e.event.indexOf('.'))));
       expect(domains.has('REQUEST')).toBe(true); // the outbox is on: the buy's own events are there
       for (const domain of ['ACCOUNT', 'ASSET', 'INSTRUMENT', 'INVESTMENT_TYPE', 'PORTFOLIO', 'REPORT'])

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { WEBHOOK_EVENTS, type WebhookEnvelope } from '@partner-api/contract';
 import { describeStores } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner, newSigningKey, signedInject } from '@partner-api/testkit/partner.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PartnerClient } from '../../../sdk/src/index.ts';
+import { settleDueExecutions } from '../../src/services/orders/life.ts';
 import { ensureCatalog, FIXTURES, refOf, ussdClient, waitFor } from '../ussd/support.ts';
 import { type DeliveryApp, type PublishedKey, startDeliveryApp, verifyBoth } from './delivery-support.ts';
 
@@ -26,7 +28,7 @@ describeStores('every event type, caused through the API, delivered and verified
   }, 60_000);
   afterAll(() => d?.close());
 
-  it('AUTH, CUSTOMER, REQUEST, TRANSACTION and WEBHOOK events arrive, each signed and verified', async () => {
+  it('every event type arrives, each signed and verified, with the investments resources', async () => {
     const { t } = d;
     const r = await d.receiver();
     const partner = await createPartner(t);
@@ -45,6 +47,14 @@ describeStores('every event type, caused through the API, delivered and verified
         body: { url: r.url, subscriptions: ['ALL'] },
       }),
     );
+    // INSTRUMENT.CREATED, then INSTRUMENT.UPDATED: the operator lists an instrument, then edits it.
+    const symbol = `ZA${randomUUID().slice(0, 6).toUpperCase()}`;
+    for (const price of ['12.5000', '13.0000']) {
+      const listed = await adminInject(t, 'POST', '/admin/stocks', [
+        { symbol, name: 'Acceptance Holdings', price, currency: 'KES' },
+      ]);
+      expect(listed.statusCode, listed.body).toBe(200);
+    }
     // AUTH.CREATED, then AUTH.DELETED for the same token.
     const issued = await t.app.inject({
       method: 'POST',
@@ -99,6 +109,14 @@ describeStores('every event type, caused through the API, delivered and verified
       status: 'SUCCESS',
     });
     expect(settled.statusCode, settled.body).toBe(200);
+    // ASSET.CREATED and PORTFOLIO.UPDATED came with the execution; ASSET.UPDATED when its units settle.
+    await waitFor(
+      async () => (r.envelopes().some((e) => e.event === 'ASSET.CREATED') ? true : undefined),
+      30_000,
+    );
+    expect(
+      await settleDueExecutions(t.ctx.database.db, new Date(Date.now() + 8 * 86_400_000), t.ctx.events),
+    ).toBeGreaterThan(0);
     // WEBHOOK.UPDATED.
     await ok(
       200,
@@ -121,6 +139,58 @@ describeStores('every event type, caused through the API, delivered and verified
       ]),
     );
     expect(byEvent('AUTH.DELETED').map((e) => e.data.tokenId)).toEqual([issued.json().tokenId]);
+    // The investments events carry their resource as the API answers it (docs/investments.md, Events).
+    const executed = byEvent('REQUEST.UPDATED').find((e) => e.data.status === 'EXECUTED')!;
+    const request = await ok(
+      200,
+      signedInject(t.app, partner, { method: 'GET', url: `/v1/requests/${orderId}` }),
+    );
+    // As the request was then: executed, its units not yet settled (they settled since).
+    expect(executed.data).toMatchObject({
+      ...request.data,
+      execution: { ...request.data.execution, status: 'FILLED' },
+      transactions: expect.any(Array),
+    });
+    expect(
+      byEvent('INSTRUMENT.CREATED').map((e) => [
+        e.data.symbol,
+        (e.data.latestPrice as { value: string }).value,
+      ]),
+    ).toEqual([[symbol, '12.5000']]);
+    expect(
+      byEvent('INSTRUMENT.UPDATED').map((e) => [
+        e.data.symbol,
+        (e.data.latestPrice as { value: string }).value,
+      ]),
+    ).toEqual([[symbol, '13.0000']]);
+    const [account] = (
+      await ok(
+        200,
+        signedInject(t.app, partner, { method: 'GET', url: `/v1/accounts?customerId=${customerId}` }),
+      )
+    ).data;
+    const assets = await ok(
+      200,
+      signedInject(t.app, partner, { method: 'GET', url: `/v1/accounts/${account.id}/assets` }),
+    );
+    const created = byEvent('ASSET.CREATED')[0]!;
+    expect(created.data).toMatchObject({
+      accountId: account.id,
+      customerId,
+      instrumentId: assets.data[0].instrumentId,
+    });
+    expect(created.data.pendingSettlement).toBe(assets.data[0].units);
+    expect(byEvent('ASSET.UPDATED').at(-1)!.data).toEqual({
+      accountId: account.id,
+      customerId,
+      ...assets.data[0],
+    });
+    expect(byEvent('PORTFOLIO.CREATED').map((e) => [e.data.accountId, e.data.value])).toEqual([
+      [account.id, '0.00'],
+    ]);
+    expect(byEvent('PORTFOLIO.UPDATED').at(-1)!.data.positions).toEqual([
+      expect.objectContaining({ instrumentId: assets.data[0].instrumentId, units: assets.data[0].units }),
+    ]);
 
     // Each delivery verifies: the SDK (key fetched by id from the server), and two implementations.
     const key = (await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).json() as PublishedKey;

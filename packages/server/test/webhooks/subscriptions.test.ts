@@ -20,7 +20,20 @@ const REQUEST = ['REQUEST.CREATED', 'REQUEST.UPDATED'];
 const TRANSACTION = ['TRANSACTION.CREATED', 'TRANSACTION.UPDATED'];
 const WEBHOOK = ['WEBHOOK.CREATED', 'WEBHOOK.UPDATED'];
 const ACCOUNT = ['ACCOUNT.CREATED'];
-const EVERY = [...ACCOUNT, ...AUTH, ...CUSTOMER, ...REQUEST, ...TRANSACTION, ...WEBHOOK];
+const ASSET = ['ASSET.CREATED', 'ASSET.UPDATED'];
+const INSTRUMENT = ['INSTRUMENT.CREATED', 'INSTRUMENT.UPDATED'];
+const PORTFOLIO = ['PORTFOLIO.CREATED', 'PORTFOLIO.UPDATED'];
+const EVERY = [
+  ...ACCOUNT,
+  ...ASSET,
+  ...AUTH,
+  ...CUSTOMER,
+  ...INSTRUMENT,
+  ...PORTFOLIO,
+  ...REQUEST,
+  ...TRANSACTION,
+  ...WEBHOOK,
+];
 
 /**
  * The spec's combination rules (Events, Subscriptions), each with the events it must receive,
@@ -35,7 +48,11 @@ const RULES: [string, string[], string[]][] = [
   ['a domain alone: its events (TRANSACTION, our low-level names)', ['TRANSACTION'], TRANSACTION],
   ['a domain alone: its events (WEBHOOK)', ['WEBHOOK'], WEBHOOK],
   ['a domain alone: its events (ACCOUNT)', ['ACCOUNT'], ACCOUNT],
-  ['a domain with no events emitted yet (PORTFOLIO): nothing', ['PORTFOLIO'], []],
+  ['a domain alone: its events (ASSET)', ['ASSET'], ASSET],
+  ['a domain alone: its events (PORTFOLIO)', ['PORTFOLIO'], PORTFOLIO],
+  ['a domain alone: its events (INSTRUMENT)', ['INSTRUMENT'], INSTRUMENT],
+  ['a domain with no events emitted (INVESTMENT_TYPE): nothing', ['INVESTMENT_TYPE'], []],
+  ['a low-level name alone: that event (ASSET.UPDATED)', ['ASSET.UPDATED'], ['ASSET.UPDATED']],
   ['a low-level name alone: that event (CUSTOMER.CREATED)', ['CUSTOMER.CREATED'], ['CUSTOMER.CREATED']],
   ['a low-level name alone: that event (AUTH.DELETED)', ['AUTH.DELETED'], ['AUTH.DELETED']],
   ['a low-level name alone: that event (WEBHOOK.UPDATED)', ['WEBHOOK.UPDATED'], ['WEBHOOK.UPDATED']],

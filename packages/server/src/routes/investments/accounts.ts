@@ -48,8 +48,7 @@ export async function accountsRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
           if (found.account)
             return { status: 200, body: { message: AccountMessage.exists, data: found.account } };
           if (!found.isActive) throw new AppError(409, ErrorLabel.conflict, AccountMessage.customerInactive);
-          const events = ctx.config.INVESTMENTS_PREVIEW ? ctx.events : undefined;
-          const opened = await openAccount(tx, { organizationId, customerId }, events);
+          const opened = await openAccount(tx, { organizationId, customerId }, ctx.events);
           if (opened) return { status: 201, body: { message: AccountMessage.created, data: opened } };
           // A first order opened it since the read (its transaction committed first).
           const raced = await customerWithAccount(tx, organizationId, customerId);

@@ -8,10 +8,10 @@ import {
 } from '@partner-api/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireIdempotencyKey, respondIdempotently } from '../../plugins/idempotency.ts';
+import { getRequest } from '../../services/investments/request-resource.ts';
 import {
   cancelRequest,
   createRequest,
-  getRequest,
   listRequests,
   requestNotFound,
 } from '../../services/investments/requests.ts';

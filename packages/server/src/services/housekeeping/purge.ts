@@ -2,6 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { run } from '../../db/query.ts';
 import { settleDueExecutions } from '../orders/life.ts';
+import { type EventOutbox, NO_EVENTS } from '../webhooks/outbox.ts';
 
 /** Rows deleted per statement: short transactions, no long lock on a busy table. */
 const BATCH = 1000;
@@ -99,6 +100,8 @@ export function startHousekeeping(
   log: Log,
   onDeleted: (counts: PurgeCounts) => void,
   now: () => Date = () => new Date(),
+  /** The outbox for the ASSET and PORTFOLIO events of settled units. */
+  events: EventOutbox = NO_EVENTS,
 ): { stop(): void } {
   let running = false;
   const run = async () => {
@@ -108,7 +111,7 @@ export function startHousekeeping(
       const counts = await purgeExpired(db);
       onDeleted(counts);
       // Executions whose settlement date has come are SETTLED (docs/market.md, "Executions").
-      const settled = await settleDueExecutions(db, now());
+      const settled = await settleDueExecutions(db, now(), events);
       if (settled > 0) log.info({ settled }, 'housekeeping: executions settled');
       if (Object.values(counts).some((n) => n > 0)) {
         log.info({ deleted: counts }, 'housekeeping: expired records purged');

@@ -5,6 +5,7 @@ import {
   type AccountListQuery,
   type AccountStatus,
   createId,
+  type Portfolio,
 } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
@@ -61,31 +62,47 @@ export const openAccountCte = (
   returning ${ACCOUNT_COLUMNS}
 )`;
 
-/** Writes ACCOUNT.CREATED for an account a caller's statement opened (`opened`), when `events` is given. */
+/**
+ * Writes ACCOUNT.CREATED and PORTFOLIO.CREATED (the account's portfolio, empty) for an account a
+ * caller's statement opened (`opened`), when the investments events are on (EventOutbox.investments).
+ */
 export async function accountOpened(
   q: Queryable,
   row: AccountRow | null,
-  events?: EventOutbox,
+  events: EventOutbox,
 ): Promise<Account | null> {
   if (!row) return null;
   const account = presentAccount(row);
-  await events?.emit(q, {
-    organizationId: account.organizationId,
-    event: 'ACCOUNT.CREATED',
-    data: accountEventData(account),
-  });
+  if (!events.investments) return account;
+  const { organizationId } = account;
+  await events.emit(q, { organizationId, event: 'ACCOUNT.CREATED', data: accountEventData(account) });
+  await events.emit(q, { organizationId, event: 'PORTFOLIO.CREATED', data: emptyPortfolio(account) });
   return account;
 }
 
+/** A new account's portfolio: nothing held, valued when the account was opened. */
+export const emptyPortfolio = (account: Account): Portfolio => ({
+  accountId: account.id,
+  customerId: account.customerId,
+  currency: ACCOUNT_CURRENCY,
+  date: null,
+  valuedAt: account.createdAt,
+  value: '0.00',
+  cost: '0.00',
+  unrealisedGain: '0.00',
+  byInvestmentType: [],
+  positions: [],
+});
+
 /**
  * Opens the customer's account unless it has one: one statement (`on conflict (customer_id) do
- * nothing`, so two first orders at once open one). With `events` (INVESTMENTS_PREVIEW on), a new
- * account's ACCOUNT.CREATED is written on the same transaction. Returns the new account, or null.
+ * nothing`, so two first orders at once open one), and its events on the same transaction
+ * (accountOpened). Returns the new account, or null.
  */
 export async function openAccount(
   q: Queryable,
   owner: { organizationId: string; customerId: string },
-  events?: EventOutbox,
+  events: EventOutbox,
 ): Promise<Account | null> {
   const row = await one<AccountRow>(q, sql`with ${openAccountCte(owner)} select * from opened`);
   return accountOpened(q, row ?? null, events);

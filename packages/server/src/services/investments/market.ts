@@ -54,8 +54,8 @@ export type Freshness = (asOf: Date | null) => boolean;
  * enforced, the NSE's continuous session and a price at most PRICE_MAX_AGE_SECONDS old; without
  * them (the sandbox's default) every price trades. Read once per request.
  */
-export async function freshnessNow(ctx: AppContext): Promise<Freshness> {
-  const trading = await tradingNow(ctx);
+export async function freshnessNow(ctx: AppContext, q?: Queryable): Promise<Freshness> {
+  const trading = await tradingNow(ctx, q);
   return (asOf) => tradesNow(trading, asOf);
 }
 
@@ -145,4 +145,26 @@ export async function getInstrument(
     sql`select ${instrumentColumns} from stocks where id = ${id} and investment_type in (${ADMITTED})`,
   );
   return row && presentInstrument(row, fresh);
+}
+
+/**
+ * INSTRUMENT.CREATED or INSTRUMENT.UPDATED for each instrument the operator's catalogue upsert wrote
+ * (POST /admin/stocks), to every organization, on the upsert's transaction and only with the
+ * investments events on (docs/investments.md, Events). `data` is the instrument as
+ * GET /v1/instruments/{instrumentId} answers it then. Price moves (feed, edits) are market data,
+ * read from the instruments, not events.
+ */
+export async function announceInstruments(
+  q: Queryable,
+  ctx: AppContext,
+  written: { id: string; created: boolean }[],
+): Promise<void> {
+  if (!ctx.events.investments || written.length === 0) return;
+  const fresh = await freshnessNow(ctx, q);
+  for (const { id, created } of written) {
+    const instrument = await getInstrument(q, id, fresh);
+    if (!instrument) continue;
+    const event = created ? 'INSTRUMENT.CREATED' : 'INSTRUMENT.UPDATED';
+    await ctx.events.broadcast(q, { event, data: instrument });
+  }
 }

@@ -58,26 +58,47 @@ type AssetRow = {
   bought: string | null;
 };
 
-/** GET /v1/accounts/{accountId}/assets: null when the organization has no such account. */
-export async function accountAssets(
-  q: Queryable,
-  organizationId: string,
-  accountId: string,
-): Promise<Asset[] | null> {
+/** An account of an organization, by its id or by its customer's. */
+export type AccountKey = { organizationId: string } & ({ accountId: string } | { customerId: string });
+
+/** The CTE `a`: the account of `key`, organization-scoped. */
+const accountCte = (key: AccountKey) => sql`a as (
+  select id, organization_id, customer_id from accounts
+  where ${'accountId' in key ? sql`id = ${key.accountId}` : sql`customer_id = ${key.customerId}`}
+    and organization_id = ${key.organizationId}
+)`;
+
+/**
+ * The account's holdings with units (`instrumentId` absent), or its holding of one instrument even
+ * at 0 units; [] for an account without them, null when the organization has no such account.
+ */
+async function assetsOf(q: Queryable, key: AccountKey, instrumentId?: string): Promise<Asset[] | null> {
+  const held = instrumentId === undefined ? sql`h.units > 0` : sql`h.stock_id = ${instrumentId}`;
   const found = await rows<AssetRow>(
     q,
-    sql`with a as (
-  select id, organization_id, customer_id from accounts where id = ${accountId} and organization_id = ${organizationId}
-), ${bought()}
+    sql`with ${accountCte(key)}, ${bought()}
 select a.id as "accountId", s.id as "instrumentId", s.symbol, s.name, s.investment_type as "investmentType",
   s.currency, h.units::text as units, h.pending_units::text as pending, s.price::text as price,
   s.price_as_of::text as "priceAsOf", b.cost, b.units as bought
 from a left join (holdings h join stocks s on s.id = h.stock_id left join bought b on b.stock_id = h.stock_id)
-  on h.customer_id = a.customer_id and h.units > 0
+  on h.customer_id = a.customer_id and ${held}
 order by s.symbol`,
   );
   if (found.length === 0) return null;
   return found.flatMap((row) => (row.instrumentId === null ? [] : [presentAsset(row, row.instrumentId)]));
+}
+
+/** GET /v1/accounts/{accountId}/assets: null when the organization has no such account. */
+export const accountAssets = (q: Queryable, organizationId: string, accountId: string) =>
+  assetsOf(q, { organizationId, accountId });
+
+/** A customer's position in one instrument (ASSET.* events): null without an account or a holding. */
+export async function customerAsset(
+  q: Queryable,
+  key: { organizationId: string; customerId: string },
+  instrumentId: string,
+): Promise<Asset | null> {
+  return (await assetsOf(q, key, instrumentId))?.[0] ?? null;
 }
 
 function presentAsset(row: AssetRow, instrumentId: string): Asset {
@@ -128,7 +149,7 @@ type PositionRow = {
  */
 export async function accountPortfolio(
   q: Queryable,
-  input: { organizationId: string; accountId: string; now: Date; at?: { date: string; end: Date } },
+  input: AccountKey & { now: Date; at?: { date: string; end: Date } },
 ): Promise<Portfolio | null> {
   const { at } = input;
   const before = at?.end.toISOString();
@@ -149,9 +170,7 @@ export async function accountPortfolio(
     order by p.as_of desc limit 1`;
   const found = await rows<PositionRow>(
     q,
-    sql`with a as (
-  select id, organization_id, customer_id from accounts where id = ${input.accountId} and organization_id = ${input.organizationId}
-), ${units}, ${bought(before)}
+    sql`with ${accountCte(input)}, ${units}, ${bought(before)}
 select a.id as "accountId", a.customer_id as "customerId", s.id as "instrumentId", s.symbol,
   s.investment_type as "investmentType", s.currency, held.units::text as units, p.price::text as price,
   p.as_of::text as "priceAsOf", b.cost, b.units as bought

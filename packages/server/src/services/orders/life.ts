@@ -13,6 +13,7 @@ import {
   unspent,
 } from '../../lib/money.ts';
 import { type AccountRow, accountOpened, openAccount, openAccountCte } from '../investments/accounts.ts';
+import { emitPositionChanged } from '../investments/position-events.ts';
 import { localTime, NSE, rulesOf, settlementDate } from '../market/calendar.ts';
 import { holidaySet } from '../market/holidays.ts';
 import {
@@ -29,6 +30,7 @@ import {
   TRANSACTION_COLUMNS,
   type TransactionRow,
 } from '../payments/transaction-row.ts';
+import { type EventOutbox, NO_EVENTS } from '../webhooks/outbox.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, ORDER_COLUMNS, type OrderRow, type SelectedOrder, setOrderStatus } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
@@ -120,7 +122,7 @@ select (select row_to_json(x) from (select ${ORDER_COLUMNS} from o) x) as "order
     refuseOtherCurrency(route, listedCurrency);
     throw new Error('buy order: the order or its collection was not inserted');
   }
-  await accountOpened(tx, account, accountEvents(deps));
+  await accountOpened(tx, account, deps.events);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   await emitTransactionEvent(tx, deps.events, 'TRANSACTION.CREATED', transaction);
   return { orderId: order.id, payments: [transactionRef(transaction)] };
@@ -193,6 +195,14 @@ export async function placeSell(
   });
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
+  const { organizationId, customerId } = input;
+  await emitPositionChanged(tx, deps.events, {
+    organizationId,
+    customerId,
+    instrumentId: stock.id,
+    created: false,
+    at,
+  });
   const disbursement = await createTransaction({
     tx,
     deps,
@@ -204,16 +214,10 @@ export async function placeSell(
 /**
  * A customer's first order opens their investment account (docs/investments.md, Accounts): an
  * insert that does nothing once it exists (a CTE of a buy's statement; a sell's own statement). Its
- * ACCOUNT.CREATED only with INVESTMENTS_PREVIEW.
+ * events only with INVESTMENTS_PREVIEW (EventOutbox.investments).
  */
-const accountEvents = (deps: OrderDeps) => (deps.config?.INVESTMENTS_PREVIEW ? deps.events : undefined);
-
 function openCustomerAccount(tx: Tx, owner: Placing, deps: OrderDeps) {
-  return openAccount(
-    tx,
-    { organizationId: owner.organizationId, customerId: owner.customerId },
-    accountEvents(deps),
-  );
+  return openAccount(tx, { organizationId: owner.organizationId, customerId: owner.customerId }, deps.events);
 }
 
 // ---- paying ----
@@ -299,7 +303,7 @@ async function executeBuy(
   }
   const units = plain(bought);
   const now = at.toISOString();
-  const executed = await one<SelectedOrder>(
+  const executed = await one<SelectedOrder & { holdingCreated: boolean }>(
     tx,
     sql`with held as (
   insert into holdings (organization_id, customer_id, stock_id, units, pending_units)
@@ -307,11 +311,12 @@ async function executeBuy(
   on conflict (customer_id, stock_id)
   do update set units = holdings.units + excluded.units,
     pending_units = holdings.pending_units + excluded.pending_units, updated_at = ${now}::timestamptz
+  returning xmax = 0 as created
 )
 update orders o set status = 'EXECUTED', quantity = ${units}::numeric, price = ${stock.price}::numeric,
   updated_at = ${now}::timestamptz
 where o.id = ${order.id}
-returning ${ORDER_COLUMNS}`,
+returning ${ORDER_COLUMNS}, (select created from held) as "holdingCreated"`,
   );
   if (!executed) return waits;
   await recordExecution(tx, {
@@ -323,6 +328,13 @@ returning ${ORDER_COLUMNS}`,
     market: stock.market,
   });
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
+  await emitPositionChanged(tx, deps.events, {
+    organizationId: order.organizationId,
+    customerId: order.customerId,
+    instrumentId: order.stockId,
+    created: executed.holdingCreated,
+    at,
+  });
   // Whole units leave part of the amount unspent: it goes back (a fractional buy spends it all,
   // less what rounding the units down to 4 decimals leaves, under a hundredth of a cent a unit).
   const left = stock.fractional ? undefined : unspent(paid, bought, price);
@@ -399,13 +411,22 @@ from e`,
 /**
  * Marks SETTLED every FILLED execution whose settlement date has come (in the NSE's time zone), and
  * in the same statement makes a settled buy's units available to sell (the holding's pending units
- * go down by them). Housekeeping runs it (services/housekeeping/purge.ts).
+ * go down by them); each holding changed gets its ASSET.UPDATED and PORTFOLIO.UPDATED in the same
+ * transaction (with the investments events on). Housekeeping runs it (services/housekeeping/purge.ts).
  */
-export async function settleDueExecutions(db: Queryable, now: Date): Promise<number> {
+export async function settleDueExecutions(
+  db: Queryable,
+  now: Date,
+  events: EventOutbox = NO_EVENTS,
+): Promise<number> {
   const today = localTime(NSE.timeZone, now).date;
-  const settled = await one<{ count: number }>(
-    db,
-    sql`with due as (
+  return db.transaction(async (tx) => {
+    const settled = await one<{
+      count: number;
+      freed: { organizationId: string; customerId: string; instrumentId: string }[];
+    }>(
+      tx,
+      sql`with due as (
   update executions set status = 'SETTLED', settled_at = ${now.toISOString()}::timestamptz
   where status = 'FILLED' and settlement_date <= ${today}
   returning order_id, stock_id, side, units
@@ -417,10 +438,16 @@ export async function settleDueExecutions(db: Queryable, now: Date): Promise<num
   update holdings h set pending_units = greatest(h.pending_units - bought.units, 0),
     updated_at = ${now.toISOString()}::timestamptz
   from bought where h.customer_id = bought.customer_id and h.stock_id = bought.stock_id
+  returning h.organization_id, h.customer_id, h.stock_id
 )
-select count(*)::int as count from due`,
-  );
-  return settled?.count ?? 0;
+select (select count(*)::int from due) as count,
+  coalesce((select json_agg(json_build_object('organizationId', organization_id, 'customerId', customer_id,
+    'instrumentId', stock_id)) from freed), '[]') as freed`,
+    );
+    for (const holding of settled?.freed ?? [])
+      await emitPositionChanged(tx, events, { ...holding, created: false, at: now });
+    return settled?.count ?? 0;
+  });
 }
 
 // ---- cancelling and refunding ----
