@@ -194,6 +194,9 @@ describe.skipIf(!process.env.DATABASE_URL)(
           'REQUEST.UPDATED',
           'TRANSACTION.CREATED',
           'TRANSACTION.UPDATED',
+          'ASSET.CREATED',
+          'PORTFOLIO.CREATED',
+          'PORTFOLIO.UPDATED',
         ],
         ofBuy,
       );
@@ -237,6 +240,10 @@ describe.skipIf(!process.env.DATABASE_URL)(
       await events(['REQUEST.CREATED', 'TRANSACTION.CREATED'], (e) =>
         JSON.stringify(e.data).includes(sell.id),
       );
+      // The sell's units out: the asset and the portfolio as the API now answers them.
+      const [asset] = (await client.accounts.assets(account.id)).data;
+      await events(['ASSET.UPDATED'], (e) => e.event === 'ASSET.UPDATED' && e.data.units === asset!.units);
+      expect(Number(asset!.units)).toBeCloseTo(units - 1, 4);
       expect(receiver.received.filter((r) => !r.verified)).toEqual([]);
     }, 120_000);
   },
