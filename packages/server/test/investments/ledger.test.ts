@@ -203,6 +203,13 @@ describeStores('investments ledger: transactions and reports on %s', (store) => 
     const second = await list('limit=1&page=2');
     expect(second.pagination).toEqual({ page: 2, limit: 1, total: 4, totalPages: 4 });
     expect(second.data).toEqual([data[1]]);
+    // Every page size walks the merged ledgers to the same order, each row once.
+    for (const limit of [1, 2, 3]) {
+      const walked: Transaction[] = [];
+      for (let page = 1; page <= Math.ceil(4 / limit); page++)
+        walked.push(...(await list(`limit=${limit}&page=${page}`)).data);
+      expect(walked.map((d) => d.id)).toEqual(data.map((d) => d.id));
+    }
     expect((await list('page=9')).data).toEqual([]);
     // Without a filter the organization's transactions are listed: this customer's only.
     const all = await get(t, partner, '/v1/transactions?limit=100');

@@ -60,7 +60,7 @@ const moneySelect = (where: SQL) => sql`select t.id, 'MONEY'::text as ledger, o.
   null::text as "executionId", null::text as price, null::text as "priceAsOf",
   null::text as "executedAt", null::text as "settlementDate", null::text as "executionStatus",
   t.created_at as sort_at, t.created_at::text as "createdAt", t.updated_at::text as "updatedAt"
-from orders o join transactions t on t.order_id = o.id
+from transactions t join orders o on o.id = t.order_id
 left join money_entries me on me.transaction_id = t.id
 where ${where}`;
 
@@ -73,7 +73,7 @@ const unitsSelect = (where: SQL) => sql`select le.id, 'UNITS'::text as ledger, l
   e.executed_at::text as "executedAt", e.settlement_date as "settlementDate", e.status as "executionStatus",
   le.created_at as sort_at, le.created_at::text as "createdAt",
   greatest(le.created_at, e.settled_at)::text as "updatedAt"
-from customers c join ledger_entries le on le.customer_id = c.id
+from ledger_entries le
 left join executions e on e.order_id = le.order_id and le.kind in ('BUY', 'SELL')
 where ${where}`;
 
@@ -81,29 +81,28 @@ const isMoneyType = (type: LedgerTransactionType) =>
   (MONEY_TRANSACTION_TYPES as readonly string[]).includes(type);
 
 /**
- * The page and count queries of a listing, unexecuted. Money is read from the organization's orders
- * (orders_org_customer_idx, or the primary key for a request) through transactions_order_idx; units
- * from its customers (customers_org_created_idx, or the primary key) through ledger_entries_holding_idx.
+ * The page and count queries of a listing, unexecuted. Each ledger's rows of the page come newest
+ * first from its organization index (transactions_org_created_idx, ledger_entries_org_created_idx);
+ * a customer's from orders_org_customer_idx and ledger_entries_holding_idx, a request's from the
+ * order's key; the count reads the same indexes.
  */
 export function buildTransactionQueries(organizationId: string, query: TransactionListQuery) {
-  const money: SQL[] = [
-    sql`o.organization_id = ${organizationId}`,
-    sql`t.organization_id = ${organizationId}`,
-  ];
-  const units: SQL[] = [
-    sql`c.organization_id = ${organizationId}`,
-    sql`le.organization_id = ${organizationId}`,
-  ];
+  // The organization is named on one table of each branch, the one the branch is read from: named on
+  // both sides of a join, it lets a planner without statistics (a new database) pair every row of
+  // one side with every row of the other.
+  const money: SQL[] = [];
+  const units: SQL[] = [sql`le.organization_id = ${organizationId}`];
+  if (query.requestId) {
+    money.push(sql`o.id = ${query.requestId}`, sql`o.organization_id = ${organizationId}`);
+    units.push(sql`le.order_id = ${query.requestId}`);
+  } else if (query.customerId) {
+    money.push(sql`o.organization_id = ${organizationId}`);
+  } else {
+    money.push(sql`t.organization_id = ${organizationId}`);
+  }
   if (query.customerId) {
     money.push(sql`o.customer_id = ${query.customerId}`);
-    units.push(sql`c.id = ${query.customerId}`);
-  }
-  if (query.requestId) {
-    money.push(sql`o.id = ${query.requestId}`);
-    units.push(
-      sql`c.id = (select customer_id from orders where id = ${query.requestId} and organization_id = ${organizationId})`,
-      sql`le.order_id = ${query.requestId}`,
-    );
+    units.push(sql`le.customer_id = ${query.customerId}`);
   }
   if (query.type) {
     money.push(sql`${moneyType} = ${query.type}`);
@@ -119,20 +118,32 @@ export function buildTransactionQueries(organizationId: string, query: Transacti
     money.push(sql`t.created_at < ${before}::timestamptz`);
     units.push(sql`le.created_at < ${before}::timestamptz`);
   }
-  const branches: SQL[] = [];
   const wantsMoney = query.ledger !== 'UNITS' && (!query.type || isMoneyType(query.type));
   const wantsUnits = query.ledger !== 'MONEY' && (!query.type || !isMoneyType(query.type));
-  if (wantsMoney) branches.push(moneySelect(sql.join(money, sql` and `)));
-  if (wantsUnits) branches.push(unitsSelect(sql.join(units, sql` and `)));
+  const branches: { select: SQL; order: SQL }[] = [];
+  if (wantsMoney)
+    branches.push({
+      select: moneySelect(sql.join(money, sql` and `)),
+      order: sql`t.created_at desc, t.id desc`,
+    });
+  if (wantsUnits)
+    branches.push({
+      select: unitsSelect(sql.join(units, sql` and `)),
+      order: sql`le.created_at desc, le.id desc`,
+    });
   if (branches.length === 0) return undefined;
-  const all = sql.join(
-    branches.map((branch) => sql`(${branch})`),
-    sql` union all `,
-  );
+  // A page needs at most its offset plus its length from each ledger, taken newest first along the
+  // ledger's own (organization_id, created_at desc, id desc) index: the merge sorts those alone.
+  const offset = (query.page - 1) * query.limit;
+  const union = (branch: (b: { select: SQL; order: SQL }) => SQL) =>
+    sql.join(
+      branches.map((b) => sql`(${branch(b)})`),
+      sql` union all `,
+    );
   return {
-    page: sql`select * from (${all}) m order by sort_at desc, id desc
-  limit ${query.limit} offset ${(query.page - 1) * query.limit}`,
-    count: sql`select count(*)::int as total from (${all}) m`,
+    page: sql`select * from (${union((b) => sql`${b.select} order by ${b.order} limit ${offset + query.limit}`)}) m
+  order by sort_at desc, id desc limit ${query.limit} offset ${offset}`,
+    count: sql`select count(*)::int as total from (${union((b) => b.select)}) m`,
   };
 }
 
