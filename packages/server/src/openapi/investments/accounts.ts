@@ -59,7 +59,7 @@ export const ACCOUNTS_OPERATIONS: Record<string, OperationSpec> = {
     summary: 'Open a customer’s investment account',
     description:
       `One account per customer. A new account answers 201 with message \`${AccountMessage.created}\` and ` +
-      `emits ACCOUNT.CREATED; a customer who already has one (opened here or by their first order) gets ` +
+      `emits ACCOUNT.CREATED and PORTFOLIO.CREATED; a customer who already has one (opened here or by their first order) gets ` +
       `it with 200 and message \`${AccountMessage.exists}\`. An inactive customer is refused with 409.`,
     tag,
     auth: 'signed',

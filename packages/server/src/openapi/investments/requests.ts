@@ -57,7 +57,8 @@ export const REQUESTS_OPERATIONS: Record<string, OperationSpec> = {
       'confirmation screens: the instrument’s minimum and whole units (400); market hours, the price’s age, ' +
       'the units available, the customer’s number and its network’s provider and currency (409). ' +
       `Answers 201 with message \`${RequestMessage.created}\`; the id is the order id ` +
-      '`GET /payment/status/{orderId}` takes. Emits REQUEST.CREATED and TRANSACTION.CREATED.',
+      '`GET /payment/status/{orderId}` takes. Emits REQUEST.CREATED and TRANSACTION.CREATED (a sell also ' +
+      'ASSET.UPDATED and PORTFOLIO.UPDATED; a buy ASSET.* and PORTFOLIO.UPDATED when it executes).',
     tag: TAG,
     auth: 'signed',
     idempotent: true,
