@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { ACCOUNT_LANGUAGES } from '@partner-api/contract';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUES, LANGUAGES, message } from '../../src/i18n/index.ts';
@@ -60,6 +61,10 @@ describe('message catalogues', () => {
     expect(message('sw', 'ussd.portfolio.openCount', { count: 1 })).toBe('Ombi 1 lililo wazi');
     expect(message('sw', 'ussd.portfolio.openCount', { count: 2 })).toBe('Maombi 2 yaliyo wazi');
     expect(message('en', 'ussd.portfolio.openCount', { count: 1 })).toBe('Open requests: 1');
+  });
+
+  it('the API offers exactly the languages that have a catalogue', () => {
+    expect([...ACCOUNT_LANGUAGES]).toEqual([...LANGUAGES]);
   });
 
   it('a missing id is a programming error', () => {

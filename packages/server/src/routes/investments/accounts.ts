@@ -2,9 +2,11 @@ import {
   type AccountCreate,
   type AccountListQuery,
   AccountMessage,
+  type AccountUpdate,
   accountCreateSchema,
   accountIdParamsSchema,
   accountListQuerySchema,
+  accountUpdateSchema,
   ErrorLabel,
   ErrorMessage,
   type PortfolioQuery,
@@ -18,6 +20,8 @@ import {
   getAccount,
   listAccounts,
   openAccount,
+  setAccountLanguage,
+  setCustomerLanguage,
 } from '../../services/investments/accounts.ts';
 import { accountAssets, accountPortfolio } from '../../services/investments/positions.ts';
 import { instantOf, localTime, NSE, nextDate } from '../../services/market/calendar.ts';
@@ -42,12 +46,14 @@ export async function accountsRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
       respondIdempotently(ctx, request, reply, {
         transaction: async (tx) => {
           const organizationId = organizationOf(request);
-          const { customerId } = request.body;
+          const { customerId, language } = request.body;
           const found = await customerWithAccount(tx, organizationId, customerId);
           if (!found) throw new AppError(404, ErrorLabel.notFound, ErrorMessage.customerNotFound);
           if (found.account)
             return { status: 200, body: { message: AccountMessage.exists, data: found.account } };
           if (!found.isActive) throw new AppError(409, ErrorLabel.conflict, AccountMessage.customerInactive);
+          // Set in the transaction that opens the account (docs/languages.md).
+          if (language !== undefined) await setCustomerLanguage(tx, { organizationId, customerId }, language);
           const events = ctx.config.INVESTMENTS_PREVIEW ? ctx.events : undefined;
           const opened = await openAccount(tx, { organizationId, customerId }, events);
           if (opened) return { status: 201, body: { message: AccountMessage.created, data: opened } };
@@ -78,6 +84,27 @@ export async function accountsRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
       if (!data) throw accountNotFound();
       return { data };
     },
+  );
+
+  // The customer's language (docs/languages.md); an absent field is left as it is.
+  app.patch<ById & { Body: AccountUpdate }>(
+    '/accounts/:accountId',
+    {
+      schema: { params: accountIdParamsSchema, body: accountUpdateSchema },
+      preHandler: requireIdempotencyKey,
+    },
+    (request, reply) =>
+      respondIdempotently(ctx, request, reply, {
+        transaction: async (tx) => {
+          const owner = { organizationId: organizationOf(request), accountId: request.params.accountId };
+          const { language } = request.body;
+          if (language !== undefined && !(await setAccountLanguage(tx, owner, language, ctx.clock())))
+            throw accountNotFound();
+          const data = await getAccount(tx, owner.organizationId, owner.accountId);
+          if (!data) throw accountNotFound();
+          return { status: 200, body: { message: AccountMessage.updated, data } };
+        },
+      }),
   );
 
   app.get<ById & { Querystring: PortfolioQuery }>(
