@@ -82,6 +82,24 @@ describeStores('the language of the screens (organization default, customer pref
     );
   });
 
+  it('the ERROR screen after an unexpected failure is in the customer’s language', async () => {
+    const partner = await createPartner(t);
+    const customerId = await insertCustomer(t, partner);
+    await setCustomerLanguage(customerId, 'sw');
+    const client = ussdClient(t, partner);
+    const opened = await client.walk(customerId, []);
+    t.ctx.faultInjector = async (point) => {
+      if (point === 'ussd.process.effects') throw new Error('injected');
+    };
+    try {
+      const res = await client.press(opened.sessionId, '1');
+      expect([res.statusCode, res.json().data.currentState]).toEqual([200, 'ERROR']);
+      expect(res.json().data.ussdText).toBe('Hitilafu imetokea.\n\n0. Mwanzo');
+    } finally {
+      t.ctx.faultInjector = undefined;
+    }
+  });
+
   it('investorLanguage reads the same columns in one statement', async () => {
     const partner = await createPartner(t);
     const customerId = await insertCustomer(t, partner);
