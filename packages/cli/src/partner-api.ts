@@ -67,10 +67,26 @@ org
   .option('--email <email>')
   .option('--phone <phone>')
   .option('--address <text>')
+  .option('--language <language>', "its customers' default language: en or sw (docs/languages.md)")
   .action(
     adminAction((call, options: Record<string, string>) => call('POST', '/admin/organizations', options)),
   );
 org.command('list').action(adminAction((call) => call('GET', '/admin/organizations')));
+org
+  .command('update')
+  .argument('<organizationId>')
+  .option('--name <name>')
+  .option('--language <language>', "its customers' default language: en or sw (docs/languages.md)")
+  .option('--active <bool>', 'true or false')
+  .action(
+    adminAction((call, id: string, o: { name?: string; language?: string; active?: string }) =>
+      call('PATCH', `/admin/organizations/${id}`, {
+        name: o.name,
+        language: o.language,
+        isActive: o.active === undefined ? undefined : o.active === 'true',
+      }),
+    ),
+  );
 
 const credential = program.command('credential').description('API credentials of an organization');
 credential

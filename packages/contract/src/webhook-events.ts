@@ -58,6 +58,7 @@ export const WEBHOOK_SUBSCRIPTIONS: readonly string[] = [
  */
 export const WEBHOOK_EVENTS = [
   'ACCOUNT.CREATED',
+  'ACCOUNT.UPDATED',
   'ASSET.CREATED',
   'ASSET.UPDATED',
   'AUTH.CREATED',

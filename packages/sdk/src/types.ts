@@ -1,5 +1,6 @@
 import type {
   Account,
+  AccountLanguage,
   AccountList,
   AccountStatus,
   Asset,
@@ -41,6 +42,7 @@ import type {
 export type {
   /** Investments (preview, INVESTMENTS_PREVIEW): docs/investments.md. */
   Account,
+  AccountLanguage,
   AccountList,
   AccountStatus,
   Asset,
@@ -108,6 +110,8 @@ export type InstrumentPricesResponse = { data: InstrumentPrices };
 /** 201 `Account created successfully`, or 200 `Account already exists` with the customer's account. */
 export type AccountCreateResponse = { message: string; data: Account };
 export type AccountResponse = { data: Account };
+/** 200 `Account updated successfully`. */
+export type AccountUpdateResponse = { message: string; data: Account };
 export type AssetListResponse = { data: Asset[] };
 export type PortfolioResponse = { data: Portfolio };
 export type RequestResponse = { message: string; data: InvestmentRequest };
@@ -129,8 +133,11 @@ export type InstrumentListQuery = PageQuery & {
 /** GET /instruments/{id}/prices: YYYY-MM-DD in the market's time zone, both included (default: the last 30 days). */
 export type InstrumentPricesQuery = { from?: string; to?: string };
 
-/** POST /accounts. */
-export type AccountCreate = { customerId: string };
+/** POST /accounts; `language` (null: the organization's default) is set with a new account only. */
+export type AccountCreate = { customerId: string; language?: AccountLanguage | null };
+
+/** PATCH /accounts/{id}: the customer's language; null: the organization's default. */
+export type AccountUpdate = { language?: AccountLanguage | null };
 
 /** GET /accounts, newest first. */
 export type AccountListQuery = PageQuery & { customerId?: string; status?: AccountStatus };

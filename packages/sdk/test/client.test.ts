@@ -294,6 +294,7 @@ describe('investments resources (scripted fetch)', () => {
     await client.accounts.create({ customerId: 'c1' });
     await client.accounts.list({ customerId: 'c1' });
     await client.accounts.get('a1');
+    await client.accounts.update('a1', { language: 'sw' });
     await client.accounts.assets('a1');
     await client.accounts.portfolio('a1', { asOf: '2026-01-31' });
     await client.requests.create({ customerId: 'c1', instrumentId: 'i1', side: 'BUY', amount: '1000' });
@@ -314,6 +315,7 @@ describe('investments resources (scripted fetch)', () => {
       'POST /accounts',
       'GET /accounts?customerId=c1',
       'GET /accounts/a1',
+      'PATCH /accounts/a1',
       'GET /accounts/a1/assets',
       'GET /accounts/a1/portfolio?asOf=2026-01-31',
       'POST /requests',
@@ -326,10 +328,10 @@ describe('investments resources (scripted fetch)', () => {
       'GET /reports?type=TRADE_CONFIRMATION',
       'GET /reports/p1',
     ]);
-    const keyed = calls.filter((s) => s.method === 'POST').map((s) => s.headers['x-idempotency-key']);
+    const keyed = calls.filter((s) => s.method !== 'GET').map((s) => s.headers['x-idempotency-key']);
     expect(keyed.every((key) => key !== undefined)).toBe(true);
-    expect(keyed[2]).toBe(keyed[3]); // the cancel's retry
-    expect(new Set(keyed).size).toBe(3);
+    expect(keyed[3]).toBe(keyed[4]); // the cancel's retry
+    expect(new Set(keyed).size).toBe(4);
     expect(calls.filter((s) => s.method === 'GET').every((s) => !s.headers['x-idempotency-key'])).toBe(true);
   });
 

@@ -6,6 +6,8 @@ import type {
   AccountList,
   AccountListQuery,
   AccountResponse,
+  AccountUpdate,
+  AccountUpdateResponse,
   AssetListResponse,
   PortfolioQuery,
   PortfolioResponse,
@@ -38,6 +40,12 @@ export class AccountsResource {
   async get(id: string, options?: RequestOptions): Promise<AccountResponse> {
     const spec = { method: 'GET', path: byId(id), auth: 'signed' } as const;
     return (await this.sender.request<AccountResponse>(spec, options)).body;
+  }
+
+  /** Sets the customer's language (USSD screens and SMS); `null`: the organization's default. */
+  async update(id: string, body: AccountUpdate, options?: RequestOptions): Promise<AccountUpdateResponse> {
+    const spec = { method: 'PATCH', path: byId(id), body, auth: 'signed', idempotent: true } as const;
+    return (await this.sender.request<AccountUpdateResponse>(spec, options)).body;
   }
 
   /** The positions: units available, locked and pending settlement, cost and value. Not paginated. */

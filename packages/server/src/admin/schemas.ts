@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LANGUAGES } from '../i18n/index.ts';
 import { isIpOrCidr } from '../lib/ip-allowlist.ts';
 
 const optionalText = (max: number) => z.string().trim().min(1).max(max).nullable().optional();
@@ -10,6 +11,8 @@ export const organizationCreateBody = z.strictObject({
   email: optionalText(320),
   phone: optionalText(40),
   address: optionalText(500),
+  /** The default language of the organization's customers (docs/languages.md). */
+  language: z.enum(LANGUAGES).optional(),
 });
 
 export const organizationPatchBody = organizationCreateBody

@@ -26,6 +26,8 @@ export const organizations = pgTable('organizations', {
   phone: text('phone'),
   address: text('address'),
   isActive: boolean('is_active').notNull().default(true),
+  /** The default language of its customers' screens and SMS (src/i18n, docs/languages.md). */
+  language: text('language').notNull().default('en'),
   ...timestamps,
 });
 
@@ -93,6 +95,8 @@ export const customers = pgTable(
     identificationNumber: text('identification_number'),
     identificationType: text('identification_type'),
     referenceId: text('reference_id'),
+    /** The customer's own language (docs/languages.md); null: the organization's. */
+    language: text('language'),
     ...timestamps,
   },
   (t) => [

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
+import en from './messages/en.json' with { type: 'json' };
+import sw from './messages/sw.json' with { type: 'json' };
 
 /*
  * The investor's languages (docs/languages.md). Every text a customer reads (USSD screens, SMS) is
@@ -19,16 +20,12 @@ export function isLanguage(value: unknown): value is Language {
 
 type Catalogue = Readonly<Record<string, string>>;
 
-function load(language: Language): Catalogue {
-  const file = new URL(`./messages/${language}.json`, import.meta.url);
-  return JSON.parse(readFileSync(file, 'utf8')) as Catalogue;
-}
-
-/** Every catalogue, read at start-up: a missing or malformed file fails the process, not a screen. */
-export const CATALOGUES: Readonly<Record<Language, Catalogue>> = {
-  en: load('en'),
-  sw: load('sw'),
-};
+/**
+ * Every catalogue, imported as a module: the production bundle (scripts/build.ts, esbuild) carries
+ * them inside, so no file has to be found next to it at run time; a malformed file fails the build
+ * and the start, not a screen.
+ */
+export const CATALOGUES: Readonly<Record<Language, Catalogue>> = { en, sw };
 
 const compiled = new Map<string, IntlMessageFormat>();
 

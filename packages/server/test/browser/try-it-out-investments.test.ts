@@ -28,7 +28,7 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs for every investments oper
   }, 120_000);
   afterAll(() => sandbox?.close());
 
-  it('runs all 17, signed, with the demo credential', async () => {
+  it('runs all 18, signed, with the demo credential', async () => {
     const page: Page = await sandbox.context.newPage();
     await openReference(page, sandbox.server.baseUrl);
     await page.waitForSelector('#try-it-out[data-credential="demo"]');
@@ -67,6 +67,11 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs for every investments oper
     const accountId = account.data.id;
     await run('listAccounts', 200);
     await run('getAccount', 200, { params: { accountId } });
+    const updated = (await run('updateAccount', 200, {
+      params: { accountId },
+      body: JSON.stringify({ language: 'sw' }),
+    })) as Data;
+    expect(updated.data.language).toBe('sw');
     await run('listAccountAssets', 200, { params: { accountId } });
     await run('getAccountPortfolio', 200, { params: { accountId } });
 

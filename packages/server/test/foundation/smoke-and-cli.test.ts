@@ -187,10 +187,17 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
 
     it('org create and credential create --json print a clientId and secret that /v1/oauth/token accepts', async () => {
       const name = `CLI Org ${Date.now()}`;
-      const org = await runCli(['--json', 'org', 'create', '--name', name], cliEnv());
+      const org = await runCli(['--json', 'org', 'create', '--name', name, '--language', 'sw'], cliEnv());
       expect(org.code, org.stderr).toBe(0);
       const organization = JSON.parse(org.stdout);
-      expect(organization).toMatchObject({ name, isActive: true });
+      expect(organization).toMatchObject({ name, isActive: true, language: 'sw' });
+      // The customers' default language (docs/languages.md), changed by the operator.
+      const updated = await runCli(
+        ['--json', 'org', 'update', organization.id, '--language', 'en'],
+        cliEnv(),
+      );
+      expect(updated.code, updated.stderr).toBe(0);
+      expect(JSON.parse(updated.stdout)).toMatchObject({ id: organization.id, name, language: 'en' });
 
       const cred = await runCli(
         ['--json', 'credential', 'create', '--org', organization.id, '--name', 'cli credential'],

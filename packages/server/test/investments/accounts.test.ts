@@ -53,6 +53,7 @@ describeStores('accounts of the investments API on %s', (store) => {
           status: 'ACTIVE',
           investmentType: null,
           currency: 'KES',
+          language: null,
           createdAt: expect.any(String),
           updatedAt: expect.any(String),
         },

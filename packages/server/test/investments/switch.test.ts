@@ -12,7 +12,7 @@ import { ensureCatalog, insertCustomer, orderRow, refOf, ussdClient, waitFor } f
 
 const id = createId();
 /** Every path of the investments API, with a body for each mutation. */
-const PATHS: { method: 'GET' | 'POST'; url: string; body?: unknown }[] = [
+const PATHS: { method: 'GET' | 'POST' | 'PATCH'; url: string; body?: unknown }[] = [
   { method: 'GET', url: '/v1/investment-types' },
   { method: 'GET', url: '/v1/instruments' },
   { method: 'GET', url: `/v1/instruments/${id}` },
@@ -20,6 +20,7 @@ const PATHS: { method: 'GET' | 'POST'; url: string; body?: unknown }[] = [
   { method: 'POST', url: '/v1/accounts', body: { customerId: id } },
   { method: 'GET', url: '/v1/accounts' },
   { method: 'GET', url: `/v1/accounts/${id}` },
+  { method: 'PATCH', url: `/v1/accounts/${id}`, body: { language: 'sw' } },
   { method: 'GET', url: `/v1/accounts/${id}/assets` },
   { method: 'GET', url: `/v1/accounts/${id}/portfolio` },
   {
@@ -68,7 +69,7 @@ describeStores('the investments API switched off on %s', (store) => {
     for (const path of PATHS) {
       const signed = await signedInject(t.app, partner, {
         ...path,
-        ...(path.method === 'POST' ? { headers: { 'x-idempotency-key': crypto.randomUUID() } } : {}),
+        ...(path.method !== 'GET' ? { headers: { 'x-idempotency-key': crypto.randomUUID() } } : {}),
       });
       expect([path.url, signed.statusCode, signed.body]).toEqual([path.url, 404, NOT_FOUND_BODY]);
       const bare = await t.app.inject({ method: path.method, url: path.url });

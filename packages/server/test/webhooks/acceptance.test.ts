@@ -117,6 +117,21 @@ describeStores('every event type, caused through the API, delivered and verified
     expect(
       await settleDueExecutions(t.ctx.database.db, new Date(Date.now() + 8 * 86_400_000), t.ctx.events),
     ).toBeGreaterThan(0);
+    // ACCOUNT.UPDATED: the customer's language, set through their account.
+    const [opened] = (
+      await ok(
+        200,
+        signedInject(t.app, partner, { method: 'GET', url: `/v1/accounts?customerId=${customerId}` }),
+      )
+    ).data;
+    await ok(
+      200,
+      signedInject(t.app, partner, {
+        method: 'PATCH',
+        url: `/v1/accounts/${opened.id}`,
+        body: { language: 'sw' },
+      }),
+    );
     // WEBHOOK.UPDATED.
     await ok(
       200,
@@ -185,6 +200,9 @@ describeStores('every event type, caused through the API, delivered and verified
       customerId,
       ...assets.data[0],
     });
+    expect(byEvent('ACCOUNT.UPDATED').map((e) => [e.data.accountId, e.data.language])).toEqual([
+      [account.id, 'sw'],
+    ]);
     expect(byEvent('PORTFOLIO.CREATED').map((e) => [e.data.accountId, e.data.value])).toEqual([
       [account.id, '0.00'],
     ]);

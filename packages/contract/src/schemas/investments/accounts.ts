@@ -9,13 +9,30 @@ export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 /** The currency an account is valued in: every instrument today trades on the NSE, in KES. */
 export const ACCOUNT_CURRENCY = 'KES';
 
+/** The languages of the investor's screens and SMS (the server's src/i18n; docs/languages.md). */
+export const ACCOUNT_LANGUAGES = ['en', 'sw'] as const;
+export type AccountLanguage = (typeof ACCOUNT_LANGUAGES)[number];
+
 const cuid = (message: string) => z.string({ error: message }).regex(CUID_PATTERN, message);
+
+/** The customer's language; null: the organization's default (set by the operator). */
+const language = z
+  .enum(ACCOUNT_LANGUAGES, { error: `language must be one of ${ACCOUNT_LANGUAGES.join(', ')}, or null` })
+  .nullable();
 
 /** POST /accounts. Unknown fields are refused, each with an entry naming it. */
 export const accountCreateSchema = z.strictObject({
   customerId: cuid('Invalid customer ID format'),
+  /** Set with the account it opens; an account that exists already is answered unchanged. */
+  language: language.optional(),
 });
 export type AccountCreate = z.output<typeof accountCreateSchema>;
+
+/** PATCH /accounts/{accountId}: what a partner may change; an absent field is left as it is. */
+export const accountUpdateSchema = z.strictObject({
+  language: language.optional(),
+});
+export type AccountUpdate = z.output<typeof accountUpdateSchema>;
 
 export const accountIdParamsSchema = z.strictObject({
   accountId: cuid('Invalid account ID format'),
@@ -62,6 +79,8 @@ export const accountSchema = z.object({
   /** null: the account holds every investment type (one account per customer). */
   investmentType: z.string().nullable(),
   currency: z.string(),
+  /** The language of the customer's USSD screens and SMS; null: the organization's default. */
+  language: z.enum(ACCOUNT_LANGUAGES).nullable(),
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -70,6 +89,7 @@ export type Account = z.infer<typeof accountSchema>;
 export const AccountMessage = {
   created: 'Account created successfully',
   exists: 'Account already exists',
+  updated: 'Account updated successfully',
   notFound: 'Account not found',
   customerInactive: 'Customer is not active',
 } as const;
@@ -79,6 +99,10 @@ export const accountCreatedResponseSchema = z.object({
   data: accountSchema,
 });
 export const accountResponseSchema = z.object({ data: accountSchema });
+export const accountUpdatedResponseSchema = z.object({
+  message: z.literal(AccountMessage.updated),
+  data: accountSchema,
+});
 export const accountListResponseSchema = z.object({
   data: z.array(accountSchema),
   pagination: paginationSchema,

@@ -4,6 +4,7 @@ import {
   accountListResponseSchema,
   accountResponseSchema,
   accountSchema,
+  accountUpdatedResponseSchema,
   assetListResponseSchema,
   assetSchema,
   ErrorLabel,
@@ -59,8 +60,11 @@ export const ACCOUNTS_OPERATIONS: Record<string, OperationSpec> = {
     summary: 'Open a customer’s investment account',
     description:
       `One account per customer. A new account answers 201 with message \`${AccountMessage.created}\` and ` +
-      `emits ACCOUNT.CREATED and PORTFOLIO.CREATED; a customer who already has one (opened here or by their first order) gets ` +
-      `it with 200 and message \`${AccountMessage.exists}\`. An inactive customer is refused with 409.`,
+      `emits ACCOUNT.CREATED and PORTFOLIO.CREATED; a customer who already has one (opened here or by ` +
+      `their first order) gets it with 200 and message \`${AccountMessage.exists}\`. An inactive customer is ` +
+      'refused with 409. `language` (en, sw; null: the organization’s default) is the language of the ' +
+      'customer’s USSD screens and SMS, set with a new account; an existing account is answered unchanged ' +
+      '(PATCH sets it).',
     tag,
     auth: 'signed',
     idempotent: true,
@@ -152,6 +156,42 @@ export const ACCOUNTS_OPERATIONS: Record<string, OperationSpec> = {
       { status: 200, description: 'The account', name: 'AccountResponse', schema: accountResponseSchema },
     ],
     errors: byId('The id is not a CUID.'),
+  },
+  'PATCH /v1/accounts/:accountId': {
+    operationId: 'updateAccount',
+    summary: 'Set the customer’s language',
+    description:
+      '`language`: en or sw, the language of the customer’s USSD screens and SMS; null: the ' +
+      'organization’s default, set by the operator. An absent field is left as it is. Answers message ' +
+      `\`${AccountMessage.updated}\` with the account.`,
+    tag,
+    auth: 'signed',
+    idempotent: true,
+    preview: true,
+    requestName: 'AccountUpdate',
+    successes: [
+      {
+        status: 200,
+        description: 'Account updated',
+        name: 'AccountUpdatedResponse',
+        schema: accountUpdatedResponseSchema,
+      },
+    ],
+    errors: [
+      badRequest('Validation failed, or X-Idempotency-Key missing or not a UUID.', [
+        accountIdInvalid,
+        validationVariant(
+          'languageUnknown',
+          'Unknown language',
+          'language',
+          'language must be one of en, sw, or null',
+        ),
+        unparsedBodyVariant,
+        idempotencyKeyRequired,
+        idempotencyKeyNotUuid,
+      ]),
+      accountNotFound,
+    ],
   },
   'GET /v1/accounts/:accountId/assets': {
     operationId: 'listAccountAssets',

@@ -2,9 +2,11 @@ import {
   type AccountCreate,
   type AccountListQuery,
   AccountMessage,
+  type AccountUpdate,
   accountCreateSchema,
   accountIdParamsSchema,
   accountListQuerySchema,
+  accountUpdateSchema,
   ErrorLabel,
   ErrorMessage,
   type PortfolioQuery,
@@ -14,10 +16,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, validationFailed } from '../../lib/errors.ts';
 import { requireIdempotencyKey, respondIdempotently } from '../../plugins/idempotency.ts';
 import {
+  accountUpdated,
   customerWithAccount,
   getAccount,
   listAccounts,
   openAccount,
+  setAccountLanguage,
+  setCustomerLanguage,
 } from '../../services/investments/accounts.ts';
 import { accountAssets, accountPortfolio } from '../../services/investments/positions.ts';
 import { instantOf, localTime, NSE, nextDate } from '../../services/market/calendar.ts';
@@ -42,12 +47,14 @@ export async function accountsRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
       respondIdempotently(ctx, request, reply, {
         transaction: async (tx) => {
           const organizationId = organizationOf(request);
-          const { customerId } = request.body;
+          const { customerId, language } = request.body;
           const found = await customerWithAccount(tx, organizationId, customerId);
           if (!found) throw new AppError(404, ErrorLabel.notFound, ErrorMessage.customerNotFound);
           if (found.account)
             return { status: 200, body: { message: AccountMessage.exists, data: found.account } };
           if (!found.isActive) throw new AppError(409, ErrorLabel.conflict, AccountMessage.customerInactive);
+          // Set in the transaction that opens the account (docs/languages.md).
+          if (language !== undefined) await setCustomerLanguage(tx, { organizationId, customerId }, language);
           const opened = await openAccount(tx, { organizationId, customerId }, ctx.events);
           if (opened) return { status: 201, body: { message: AccountMessage.created, data: opened } };
           // A first order opened it since the read (its transaction committed first).
@@ -77,6 +84,28 @@ export async function accountsRoutes(app: FastifyInstance, { ctx }: RouteDeps) {
       if (!data) throw accountNotFound();
       return { data };
     },
+  );
+
+  // The customer's language (docs/languages.md); an absent field is left as it is.
+  app.patch<ById & { Body: AccountUpdate }>(
+    '/accounts/:accountId',
+    {
+      schema: { params: accountIdParamsSchema, body: accountUpdateSchema },
+      preHandler: requireIdempotencyKey,
+    },
+    (request, reply) =>
+      respondIdempotently(ctx, request, reply, {
+        transaction: async (tx) => {
+          const owner = { organizationId: organizationOf(request), accountId: request.params.accountId };
+          const { language } = request.body;
+          if (language !== undefined && !(await setAccountLanguage(tx, owner, language, ctx.clock())))
+            throw accountNotFound();
+          const data = await getAccount(tx, owner.organizationId, owner.accountId);
+          if (!data) throw accountNotFound();
+          if (language !== undefined) await accountUpdated(tx, data, ctx.events);
+          return { status: 200, body: { message: AccountMessage.updated, data } };
+        },
+      }),
   );
 
   app.get<ById & { Querystring: PortfolioQuery }>(

@@ -1,6 +1,8 @@
 import {
   ACCOUNT_CURRENCY,
+  ACCOUNT_LANGUAGES,
   type Account,
+  type AccountLanguage,
   type AccountList,
   type AccountListQuery,
   type AccountStatus,
@@ -9,7 +11,7 @@ import {
 } from '@partner-api/contract';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { dateOf, one, rows } from '../../db/query.ts';
+import { dateOf, one, rows, run } from '../../db/query.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 
 /**
@@ -22,12 +24,19 @@ export type AccountRow = {
   organizationId: string;
   customerId: string;
   status: AccountStatus;
+  /** customers.language: the customer's own; null, the organization's. */
+  language: string | null;
   createdAt: string;
   updatedAt: string;
 };
 
+/** Of `accounts` (unaliased), with the customer's language (the column is the customer's). */
 const ACCOUNT_COLUMNS = sql`id, organization_id as "organizationId", customer_id as "customerId", status,
+  (select cl.language from customers cl where cl.id = customer_id) as language,
   created_at::text as "createdAt", updated_at::text as "updatedAt"`;
+
+const isAccountLanguage = (value: string | null): value is AccountLanguage =>
+  (ACCOUNT_LANGUAGES as readonly (string | null)[]).includes(value);
 
 /** The wire form: one account holds every investment type (null), valued in the market's currency. */
 export function presentAccount(row: AccountRow): Account {
@@ -38,6 +47,7 @@ export function presentAccount(row: AccountRow): Account {
     status: row.status,
     investmentType: null,
     currency: ACCOUNT_CURRENCY,
+    language: isAccountLanguage(row.language) ? row.language : null,
     createdAt: dateOf(row.createdAt).toISOString(),
     updatedAt: dateOf(row.updatedAt).toISOString(),
   };
@@ -78,6 +88,16 @@ export async function accountOpened(
   await events.emit(q, { organizationId, event: 'ACCOUNT.CREATED', data: accountEventData(account) });
   await events.emit(q, { organizationId, event: 'PORTFOLIO.CREATED', data: emptyPortfolio(account) });
   return account;
+}
+
+/** ACCOUNT.UPDATED for an account a PATCH changed, when the investments events are on. */
+export async function accountUpdated(q: Queryable, account: Account, events: EventOutbox): Promise<void> {
+  if (!events.investments) return;
+  await events.emit(q, {
+    organizationId: account.organizationId,
+    event: 'ACCOUNT.UPDATED',
+    data: accountEventData(account),
+  });
 }
 
 /** A new account's portfolio: nothing held, valued when the account was opened. */
@@ -122,6 +142,40 @@ from customers c where c.id = ${customerId} and c.organization_id = ${organizati
   );
   if (!found) return null;
   return { isActive: found.isActive, account: found.account ? presentAccount(found.account) : null };
+}
+
+/**
+ * Sets the customer's language (`null`: the organization's default) through their account, and
+ * marks the account updated: one statement; false when the organization has no such account.
+ */
+export async function setAccountLanguage(
+  q: Queryable,
+  owner: { organizationId: string; accountId: string },
+  language: AccountLanguage | null,
+  now: Date,
+): Promise<boolean> {
+  const row = await one<{ id: string }>(
+    q,
+    sql`with a as (
+  update accounts set updated_at = ${now.toISOString()}::timestamptz
+  where id = ${owner.accountId} and organization_id = ${owner.organizationId} returning customer_id
+)
+update customers c set language = ${language} from a where c.id = a.customer_id returning c.id`,
+  );
+  return row !== undefined;
+}
+
+/** Sets a customer's language before their account is opened (POST /v1/accounts). */
+export async function setCustomerLanguage(
+  q: Queryable,
+  owner: { organizationId: string; customerId: string },
+  language: AccountLanguage | null,
+): Promise<void> {
+  await run(
+    q,
+    sql`update customers set language = ${language}
+  where id = ${owner.customerId} and organization_id = ${owner.organizationId}`,
+  );
 }
 
 /** An account of the organization; another organization's is not found. */

@@ -10,7 +10,7 @@ import {
 import { type SQL, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Queryable, Tx } from '../../db/client.ts';
-import { dateOf, one, rows } from '../../db/query.ts';
+import { one, rows } from '../../db/query.ts';
 import { AppError, validationFailed } from '../../lib/errors.ts';
 import { Big, money, plain } from '../../lib/money.ts';
 import { tradingNow } from '../market/trading.ts';

@@ -14,6 +14,7 @@ const COLUMNS: { [K in keyof Required<OrganizationPatch>]: SQL } = {
   email: sql`email`,
   phone: sql`phone`,
   address: sql`address`,
+  language: sql`language`,
   isActive: sql`is_active`,
 };
 

@@ -71,7 +71,7 @@ export async function createUssdSession({
   } catch (error) {
     if (isExpected(error)) throw error;
     log.error({ err: error, sessionId }, 'USSD session menu failed; session opened in ERROR');
-    return open(errorScreen(), 200, UssdMessage.sessionCreatedWithError);
+    return open(errorScreen(snapshot.data.language), 200, UssdMessage.sessionCreatedWithError);
   }
   return open(screen, 201, UssdMessage.sessionCreated);
 }

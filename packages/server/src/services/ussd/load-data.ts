@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Read } from '../../db/query.ts';
+import { investorLanguageSql, languageOf } from '../../i18n/investor-language.ts';
 import { amountString, holdingValue, parseDecimal } from '../../lib/money.ts';
 import { routeForMsisdn } from '../payments/mobile-network.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
@@ -14,6 +15,8 @@ const OPEN = sql.raw(OPEN_ORDER_STATUSES.map((s) => `'${s}'`).join(', '));
 export type SnapshotRow = {
   customer: { msisdn: string | null; isActive: boolean } | null;
   organization_name: string | null;
+  /** The customer's language, else the organization's (i18n/investor-language.ts). */
+  language: string | null;
   stocks: UssdStock[];
   holdings: (Omit<UssdHolding, 'value'> & { price: string; currency: string })[];
   open_orders: UssdOpenOrder[];
@@ -21,7 +24,7 @@ export type SnapshotRow = {
 
 /**
  * The snapshot the pure machine reads, as the select list of one statement: the customer, the
- * organization's name, the listed catalog (each instrument with its minimum buy and whether it is
+ * organization's name, the screens' language, the listed catalog (each instrument with its minimum buy and whether it is
  * held in fractions), the customer's holdings and open orders, each scoped by the organization.
  * `org` and `customer` are the owner's ids, as parameters or as columns of the statement (the locked
  * session's). Numbers travel as text, as the columns read one by one would (`price` '28.5000',
@@ -31,6 +34,7 @@ export function snapshotColumns(org: SQL, customer: SQL): SQL {
   return sql`(select json_build_object('msisdn', c.msisdn, 'isActive', c.is_active) from customers c
     where c.id = ${customer} and c.organization_id = ${org}) as customer,
   (select o.name from organizations o where o.id = ${org}) as organization_name,
+  ${investorLanguageSql(org, customer)} as language,
   coalesce((select json_agg(json_build_object('id', s.id, 'symbol', s.symbol, 'name', s.name,
       'price', s.price::text, 'currency', s.currency, 'priceAsOf', s.price_as_of,
       'minOrderAmount', s.min_order_amount::text, 'fractional', s.fractional) order by s.symbol)
@@ -70,6 +74,7 @@ export function snapshotFrom(row: SnapshotRow, customer: string, adapters: Adapt
     ...(row.customer ? { customer: row.customer } : {}),
     data: {
       organizationName: row.organization_name ?? '',
+      language: languageOf(row.language),
       customer: {
         id: customer,
         hasMsisdn: Boolean(msisdn),

@@ -14,10 +14,11 @@
  *      should be turned into the ERROR screen: `errorScreen()`.
  *
  * A choice that is not a key of the current menu keeps the state with `Invalid choice.` on the first
- * line. Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole, from the instrument's
+ * line. Texts are in `data.language` (menus.ts). Free-text states: SEARCH_STOCK (search term), BUY_AMOUNT (whole, from the instrument's
  * minimum, 100 unless it names one, to 1,000,000 in the stock's currency) and SELL_QUANTITY (whole
  * units 1..holding); their only key is 0 (Home).
  */
+import { DEFAULT_LANGUAGE, type Language } from '../../i18n/index.ts';
 import { Big, parseWholeInput, plain } from '../../lib/money.ts';
 import {
   DEFAULT_MIN_BUY_AMOUNT,
@@ -29,6 +30,7 @@ import {
   renderMenu,
   sellableUnits,
   stockList,
+  ussdMessage,
   ussdText,
 } from './menus.ts';
 import {
@@ -61,18 +63,23 @@ export function startSession(data: UssdData): UssdScreen {
   return screen('HOME', initialContext(), data);
 }
 
-export function errorScreen(): UssdScreen {
-  const menu = errorMenu();
+export function errorScreen(language: Language = DEFAULT_LANGUAGE): UssdScreen {
+  const menu = errorMenu(language);
   return { state: 'ERROR', context: initialContext(), menu, ussdText: ussdText(menu) };
 }
 
 /** The BUY_SUBMITTED / SELL_SUBMITTED screen once the created order's id is known. */
-export function completeSubmission(state: UssdState, context: UssdContext, orderId: string): UssdScreen {
+export function completeSubmission(
+  state: UssdState,
+  context: UssdContext,
+  orderId: string,
+  language: Language = DEFAULT_LANGUAGE,
+): UssdScreen {
   if (state !== 'BUY_SUBMITTED' && state !== 'SELL_SUBMITTED') {
     throw new Error(`completeSubmission: ${state} is not a submitted state`);
   }
   const next = { ...context, orderId };
-  const menu = renderMenu(state, next, emptyData);
+  const menu = renderMenu(state, next, { ...emptyData, language });
   return { state, context: next, menu, ussdText: ussdText(menu) };
 }
 
@@ -89,6 +96,8 @@ const wrap = (page: number, totalPages: number) => (page >= totalPages ? 1 : pag
 
 export function move(input: MoveInput): MoveResult {
   const { state, context: ctx, data } = input;
+  const notice = (id: string, values?: Record<string, string>) =>
+    ussdMessage(data.language ?? DEFAULT_LANGUAGE, `notice.${id}`, values);
   const choice = input.choice.trim();
   if (isEndState(state)) throw new Error(`USSD session in end state ${state} cannot move`);
 
@@ -96,7 +105,7 @@ export function move(input: MoveInput): MoveResult {
     ...screen(next, context, data, notice),
     effects,
   });
-  const invalid = () => go(state, ctx, [], 'Invalid choice.');
+  const invalid = () => go(state, ctx, [], notice('invalidChoice'));
   const option = renderMenu(state, ctx, data).options.find((o) => o.key === choice);
   if (option?.nextState === 'HOME') return go('HOME', initialContext());
 
@@ -114,7 +123,7 @@ export function move(input: MoveInput): MoveResult {
     case 'SEARCH_STOCK': {
       if (choice === '') return invalid();
       const found = stockList({ stocksPage: 1, searchTerm: choice }, data).length > 0;
-      if (!found) return go('SEARCH_STOCK', ctx, [], `No stocks match ${choice}.`);
+      if (!found) return go('SEARCH_STOCK', ctx, [], notice('noMatch', { term: choice }));
       return go('STOCKS', { ...ctx, stocksPage: 1, searchTerm: choice });
     }
     case 'SELECT_STOCK':
@@ -128,7 +137,7 @@ export function move(input: MoveInput): MoveResult {
       const stock = findStock(ctx, data);
       const min = stock ? minimumBuy(stock) : DEFAULT_MIN_BUY_AMOUNT;
       const amount = parseWholeInput(choice, min, MAX_BUY_AMOUNT);
-      if (amount === undefined || !ctx.stockId) return go(state, ctx, [], 'Invalid amount.');
+      if (amount === undefined || !ctx.stockId) return go(state, ctx, [], notice('invalidAmount'));
       return go('BUY_CONFIRM', { ...ctx, amount: plain(amount) });
     }
     case 'BUY_CONFIRM': {
@@ -139,7 +148,7 @@ export function move(input: MoveInput): MoveResult {
     }
     case 'SELL_QUANTITY': {
       const quantity = parseWholeInput(choice, ONE, sellableUnits(ctx.stockId, data.holdings));
-      if (quantity === undefined || !ctx.stockId) return go(state, ctx, [], 'Invalid quantity.');
+      if (quantity === undefined || !ctx.stockId) return go(state, ctx, [], notice('invalidQuantity'));
       return go('SELL_CONFIRM', { ...ctx, quantity: plain(quantity) });
     }
     case 'SELL_CONFIRM': {

@@ -5,7 +5,10 @@
  * the data snapshot. Every menu goes through `finish`, which guarantees `ussdText(menu).length <= 182`:
  * long lists paginate (5 per page), long labels are shortened (longest first), and as a last resort
  * the text is cut. Amounts, prices and units are formatted by the money module (exact decimals).
+ * Every text is a message of the catalogues (`ussd.*`, src/i18n), in the language of `data.language`
+ * (absent: English); docs/languages.md.
  */
+import { DEFAULT_LANGUAGE, type Language, type MessageValues, message } from '../../i18n/index.ts';
 import {
   Big,
   type Decimal,
@@ -59,10 +62,18 @@ function finish(state: UssdState, body: string, options: UssdOption[], notice?: 
   return { state, text, options: opts, isEndState: isEndState(state) };
 }
 
-const HOME_OPTION: UssdOption = { key: '0', label: 'Home', nextState: 'HOME' };
+/** A USSD text of the catalogues: `ussd.<id>` in `language`. */
+export const ussdMessage = (language: Language, id: string, values?: MessageValues): string =>
+  message(language, `ussd.${id}`, values);
 
-export function errorMenu(): UssdMenu {
-  return finish('ERROR', 'Something went wrong.', [HOME_OPTION]);
+const homeOption = (language: Language): UssdOption => ({
+  key: '0',
+  label: ussdMessage(language, 'option.home'),
+  nextState: 'HOME',
+});
+
+export function errorMenu(language: Language = DEFAULT_LANGUAGE): UssdMenu {
+  return finish('ERROR', ussdMessage(language, 'error'), [homeOption(language)]);
 }
 
 // ---- lookups shared with the machine ----
@@ -104,15 +115,16 @@ export const sellableUnits = (stockId: string | undefined, holdings: readonly Us
   wholeUnits(heldUnits(stockId, holdings).minus(pendingUnits(stockId, holdings)));
 
 /** Held, but all or part of it waits for settlement (docs/ussd-and-payments.md, "Positions"). */
-const pendingSettlement = (symbol: string, pending: Decimal) =>
-  `${formatUnits(pending)} ${symbol} units are pending settlement and can be sold once settled (3 trading days after the buy).`;
+const pendingSettlement = (language: Language, symbol: string, pending: Decimal) =>
+  ussdMessage(language, 'refusal.pendingSettlement', { units: formatUnits(pending), symbol });
 
 const ZERO = new Big('0');
 const ONE = new Big('1');
-/** An amount with its own currency, as every screen shows one: `UGX 500.00`, `KES 1,000.00`. */
-const shown = (amount: string, currency: string) => `${currency} ${formatMoney(money(amount, currency))}`;
+/** An amount as every screen shows one after its currency: `500.00`, `1,000.00`. */
+const shown = (amount: string, currency: string) => formatMoney(money(amount, currency));
 const priceOf = (s: UssdStock) => parseDecimal(s.price, 'price');
-const priceLine = (s: UssdStock) => `Price: ${s.currency} ${formatPrice(priceOf(s))}`;
+const priceLine = (language: Language, s: UssdStock) =>
+  ussdMessage(language, 'stock.price', { currency: s.currency, price: formatPrice(priceOf(s)) });
 
 /** The smallest buy of an instrument that names none (`min_order_amount` unset). */
 export const DEFAULT_MIN_BUY_AMOUNT = new Big('100');
@@ -132,36 +144,48 @@ export function clip(value: string, max: number): string {
 
 // ---- the menus ----
 
-const orderLine = (o: UssdOpenOrder) => `${o.side} ${o.symbol} ${shown(o.amount, o.currency)}`;
-/** Short list label: `BUY SCOM KES 1,000` (decimals only when not .00; the details screen shows all). */
-const requestLabel = (o: UssdOpenOrder) =>
-  `${o.side} ${o.symbol} ${shown(o.amount, o.currency).replace(/\.00$/, '')}`;
+/** `BUY SCOM KES 1,000.00`; `short`: decimals only when not .00 (list labels; details show all). */
+const orderLine = (language: Language, o: UssdOpenOrder, short = false) => {
+  const amount = shown(o.amount, o.currency);
+  return ussdMessage(language, 'order.line', {
+    side: o.side,
+    symbol: o.symbol,
+    currency: o.currency,
+    amount: short ? amount.replace(/\.00$/, '') : amount,
+  });
+};
 const stockTitle = (s: UssdStock) => `${s.symbol} ${clip(s.name, 60)}`;
-const NO_PHONE = 'Cannot proceed: no phone number is registered for payment.';
+/** The value of an optional select argument that is absent (never an order id or a network). */
+const NONE = 'none';
 /** Orders are refused before any payment prompt outside the session (docs/market.md). */
-export const MARKET_CLOSED = 'The market is closed. Orders are taken Mon-Fri 09:31-15:00 EAT.';
+export const MARKET_CLOSED = ussdMessage('en', 'refusal.marketClosed');
 
 /** Why an order of `stock` cannot be taken now, when market hours are enforced; undefined: it can. */
-function tradingRefusal(data: UssdData, stock: UssdStock): OrderRefusal | undefined {
+function tradingRefusal(language: Language, data: UssdData, stock: UssdStock): OrderRefusal | undefined {
   const trading = data.trading;
   if (!trading) return undefined;
-  if (!trading.open) return { kind: 'MARKET_CLOSED', message: MARKET_CLOSED };
+  if (!trading.open) return { kind: 'MARKET_CLOSED', message: ussdMessage(language, 'refusal.marketClosed') };
   const asOf = stock.priceAsOf ? Date.parse(stock.priceAsOf) : Number.NaN;
   if (Number.isNaN(asOf) || trading.nowMs - asOf > trading.maxAgeMs)
-    return { kind: 'STALE_PRICE', message: `No current price for ${stock.symbol}. Try again later.` };
+    return {
+      kind: 'STALE_PRICE',
+      message: ussdMessage(language, 'refusal.stalePrice', { symbol: stock.symbol }),
+    };
   return undefined;
 }
 /** A buy of an instrument held in whole units only that does not pay for one. */
-const wholeUnitsOnly = (s: UssdStock) =>
-  `${s.symbol} is sold in whole units only. One unit costs ${s.currency} ${formatPrice(priceOf(s))}.`;
-/** No provider serves the customer's network: no order, never a prompt that will not come. */
-const notAvailable = (network: string | null) =>
-  `Payments from ${network ?? 'your network'} are not available yet.`;
+const wholeUnitsOnly = (language: Language, s: UssdStock) =>
+  ussdMessage(language, 'refusal.wholeUnitsOnly', {
+    symbol: s.symbol,
+    currency: s.currency,
+    price: formatPrice(priceOf(s)),
+  });
 /** The provider moves one currency only: an order in another is refused before it exists. */
-const otherCurrency = (data: UssdData, currency: string): string | undefined => {
+const otherCurrency = (language: Language, data: UssdData, currency: string): string | undefined => {
   const paid = data.customer.paymentCurrency;
   if (paid === null || paid === currency) return undefined;
-  return `${data.customer.network ?? 'Your network'} pays in ${paid} only, not ${currency}.`;
+  const network = data.customer.network ?? NONE;
+  return ussdMessage(language, 'refusal.otherCurrency', { network, paid, currency });
 };
 
 /**
@@ -182,31 +206,48 @@ export type OrderRefusal = {
 };
 
 /** The refusals a buy and a sell share, in the screens' order: the payment route, then the market. */
-function paymentOrMarketRefusal(data: UssdData, stock: UssdStock): OrderRefusal | undefined {
-  if (!data.customer.hasMsisdn) return { kind: 'NO_PHONE', message: NO_PHONE };
-  if (!data.customer.paymentsAvailable)
-    return { kind: 'NO_PROVIDER', message: notAvailable(data.customer.network) };
-  const currencyRefusal = otherCurrency(data, stock.currency);
+function paymentOrMarketRefusal(
+  language: Language,
+  data: UssdData,
+  stock: UssdStock,
+): OrderRefusal | undefined {
+  if (!data.customer.hasMsisdn)
+    return { kind: 'NO_PHONE', message: ussdMessage(language, 'refusal.noPhone') };
+  // No provider serves the customer's network: no order, never a prompt that will not come.
+  if (!data.customer.paymentsAvailable) {
+    const network = data.customer.network ?? NONE;
+    return { kind: 'NO_PROVIDER', message: ussdMessage(language, 'refusal.noProvider', { network }) };
+  }
+  const currencyRefusal = otherCurrency(language, data, stock.currency);
   if (currencyRefusal) return { kind: 'OTHER_CURRENCY', message: currencyRefusal };
-  return tradingRefusal(data, stock);
+  return tradingRefusal(language, data, stock);
 }
 
 /**
  * Why a buy of `paid` of `stock` cannot be placed now (BUY_CONFIRM's refusals, in its order);
- * undefined: it can. Pure: the investments API refuses with the same rules.
+ * undefined: it can. Pure: the investments API refuses with the same rules, its messages in English.
  */
-export function buyRefusal(data: UssdData, stock: UssdStock, paid: Money): OrderRefusal | undefined {
-  const refusal = paymentOrMarketRefusal(data, stock);
+export function buyRefusal(
+  data: UssdData,
+  stock: UssdStock,
+  paid: Money,
+  language: Language = DEFAULT_LANGUAGE,
+): OrderRefusal | undefined {
+  const refusal = paymentOrMarketRefusal(language, data, stock);
   if (refusal) return refusal;
   // The instrument's rules as they are now: its minimum may have been raised since BUY_AMOUNT.
   if (paid.amount.lt(minimumBuy(stock)))
     return {
       kind: 'BELOW_MINIMUM',
-      message: `The minimum for ${stock.symbol} is ${stock.currency} ${minimumShown(stock)}.`,
+      message: ussdMessage(language, 'refusal.belowMinimum', {
+        symbol: stock.symbol,
+        currency: stock.currency,
+        minimum: minimumShown(stock),
+      }),
     };
   const fractional = stock.fractional !== false;
   if (!fractional && unitsToBuy(paid, priceOf(stock), fractional).lt(ONE))
-    return { kind: 'WHOLE_UNITS_ONLY', message: wholeUnitsOnly(stock) };
+    return { kind: 'WHOLE_UNITS_ONLY', message: wholeUnitsOnly(language, stock) };
   return undefined;
 }
 
@@ -218,22 +259,23 @@ export function sellRefusal(
   data: UssdData,
   stock: UssdStock,
   quantity: Decimal,
+  language: Language = DEFAULT_LANGUAGE,
 ): (OrderRefusal & { available?: Decimal; pending?: Decimal }) | undefined {
   const available = sellableUnits(stock.id, data.holdings);
   if (quantity.gt(available)) {
     const pending = pendingUnits(stock.id, data.holdings);
     const message = pending.gt(ZERO)
-      ? pendingSettlement(stock.symbol, pending)
-      : `You no longer hold ${plain(quantity)} units of ${stock.symbol}.`;
+      ? pendingSettlement(language, stock.symbol, pending)
+      : ussdMessage(language, 'refusal.notHeld', { quantity: plain(quantity), symbol: stock.symbol });
     return { kind: 'UNITS_NOT_AVAILABLE', message, available, pending };
   }
-  return paymentOrMarketRefusal(data, stock);
+  return paymentOrMarketRefusal(language, data, stock);
 }
 
 /** Text built from lines, dropping list lines (with a "+n more" line) until the screen fits. */
-function fitList(head: string[], list: string[], tail: string[], options: UssdOption[]) {
+function fitList(language: Language, head: string[], list: string[], tail: string[], options: UssdOption[]) {
   for (let n = list.length; ; n--) {
-    const more = n < list.length ? [`+${list.length - n} more`] : [];
+    const more = n < list.length ? [ussdMessage(language, 'list.more', { count: list.length - n })] : [];
     const text = [...head, ...list.slice(0, n), ...more, ...tail].join('\n');
     if (n === 0 || ussdText({ text, options }).length <= MAX_USSD_TEXT) return text;
   }
@@ -245,26 +287,33 @@ export function renderMenu(
   data: UssdData,
   extra: { notice?: string; orderId?: string } = {},
 ): UssdMenu {
+  const language = data.language ?? DEFAULT_LANGUAGE;
+  const t = (id: string, values?: MessageValues) => ussdMessage(language, id, values);
+  const home = homeOption(language);
   const m = (text: string, options: UssdOption[]) => finish(state, text, options, extra.notice);
-  const gone = (text: string) => m(text, [HOME_OPTION]);
+  const gone = (text: string) => m(text, [home]);
   const stock = findStock(context, data);
   const order = findOrder(context, data);
-  const orderId = extra.orderId ?? context.orderId;
-  const ref = orderId ? ` Ref ${orderId}` : '';
+  const ref = extra.orderId ?? context.orderId ?? NONE;
+  const stockGone = () => gone(t('stock.gone'));
   switch (state) {
     case 'HOME':
-      return m(`Welcome to ${clip(data.organizationName, 80)}`, [
-        { key: '1', label: 'Stocks', nextState: 'STOCKS' },
-        { key: '2', label: 'My Portfolio', nextState: 'PORTFOLIO' },
+      return m(t('home.welcome', { organization: clip(data.organizationName, 80) }), [
+        { key: '1', label: t('option.stocks'), nextState: 'STOCKS' },
+        { key: '2', label: t('option.portfolio'), nextState: 'PORTFOLIO' },
       ]);
     case 'STOCKS': {
       const all = stockList(context, data);
-      const { page, totalPages, items } = paginate(all, context.stocksPage);
-      const term = context.searchTerm === undefined ? '' : ` matching ${clip(context.searchTerm, 20)}`;
+      const { page, totalPages: pages, items } = paginate(all, context.stocksPage);
+      const term = context.searchTerm === undefined ? undefined : clip(context.searchTerm, 20);
       const text =
         all.length === 0
-          ? `No stocks${term || ' listed'}.`
-          : `Select a stock${term} (page ${page}/${totalPages})`;
+          ? term === undefined
+            ? t('stocks.empty')
+            : t('stocks.noMatch', { term })
+          : term === undefined
+            ? t('stocks.select', { page, pages })
+            : t('stocks.selectMatching', { term, page, pages });
       const listed: UssdOption[] = items.map((s, i) => ({
         key: String(i + 1),
         label: `${s.symbol} ${s.name}`,
@@ -273,111 +322,125 @@ export function renderMenu(
       }));
       return m(text, [
         ...listed,
-        { key: '7', label: 'Next' },
-        { key: '8', label: 'Search', nextState: 'SEARCH_STOCK' },
-        HOME_OPTION,
+        { key: '7', label: t('option.next') },
+        { key: '8', label: t('option.search'), nextState: 'SEARCH_STOCK' },
+        home,
       ]);
     }
     case 'SEARCH_STOCK':
-      return m('Enter stock name or symbol', [HOME_OPTION]);
+      return m(t('search.prompt'), [home]);
     case 'SELECT_STOCK': {
-      if (!stock) return gone('This stock is no longer available.');
+      if (!stock) return stockGone();
       const held = heldUnits(stock.id, data.holdings);
       const sellable = wholeUnits(held).gte(ONE);
-      const lines = [stockTitle(stock), priceLine(stock)];
-      if (held.gt(ZERO)) lines.push(`You hold ${formatUnits(held)} units`);
-      const options: UssdOption[] = [{ key: '1', label: 'Buy', nextState: 'BUY_AMOUNT' }];
-      if (sellable) options.push({ key: '2', label: 'Sell', nextState: 'SELL_QUANTITY' });
-      return m(lines.join('\n'), [...options, HOME_OPTION]);
+      const lines = [stockTitle(stock), priceLine(language, stock)];
+      if (held.gt(ZERO)) lines.push(t('stock.held', { units: formatUnits(held) }));
+      const options: UssdOption[] = [{ key: '1', label: t('option.buy'), nextState: 'BUY_AMOUNT' }];
+      if (sellable) options.push({ key: '2', label: t('option.sell'), nextState: 'SELL_QUANTITY' });
+      return m(lines.join('\n'), [...options, home]);
     }
     case 'BUY_AMOUNT':
-      if (!stock) return gone('This stock is no longer available.');
-      return m(`Buy ${stock.symbol}\nEnter amount (${stock.currency}), min ${minimumShown(stock)}`, [
-        HOME_OPTION,
-      ]);
+      if (!stock) return stockGone();
+      return m(
+        t('buy.amount', { symbol: stock.symbol, currency: stock.currency, minimum: minimumShown(stock) }),
+        [home],
+      );
     case 'BUY_CONFIRM': {
-      if (!stock || context.amount === undefined) return gone('This stock is no longer available.');
+      if (!stock || context.amount === undefined) return stockGone();
       const paid = money(context.amount, stock.currency);
-      const head = `Buy ${stock.symbol} for ${stock.currency} ${formatMoney(paid)}`;
-      const refusal = buyRefusal(data, stock, paid);
+      const head = t('buy.head', {
+        symbol: stock.symbol,
+        currency: stock.currency,
+        amount: formatMoney(paid),
+      });
+      const refusal = buyRefusal(data, stock, paid, language);
       if (refusal) return gone(`${head}\n${refusal.message}`);
       const fractional = stock.fractional !== false;
       const units = unitsToBuy(paid, priceOf(stock), fractional);
       const estimate = fractional ? formatEstimatedUnits(units) : formatUnits(units);
-      return m(`${head}\n${priceLine(stock)}\nEst. units: ${estimate}`, [
-        { key: '1', label: 'Confirm', nextState: 'BUY_SUBMITTED' },
-        { key: '2', label: 'Cancel', nextState: 'HOME' },
+      return m(`${head}\n${priceLine(language, stock)}\n${t('buy.estimate', { units: estimate })}`, [
+        { key: '1', label: t('option.confirm'), nextState: 'BUY_SUBMITTED' },
+        { key: '2', label: t('option.cancel'), nextState: 'HOME' },
       ]);
     }
     case 'BUY_SUBMITTED':
-      return m(`Request received. Approve the payment prompt on your phone.${ref}`, []);
+      return m(t('buy.submitted', { ref }), []);
     case 'SELL_QUANTITY': {
-      if (!stock) return gone('This stock is no longer available.');
+      if (!stock) return stockGone();
       const max = sellableUnits(stock.id, data.holdings);
       const pending = pendingUnits(stock.id, data.holdings);
-      if (max.lt(ONE) && pending.gt(ZERO)) return gone(pendingSettlement(stock.symbol, pending));
-      if (max.lt(ONE)) return gone(`You hold no whole units of ${stock.symbol}.`);
-      return m(`Sell ${stock.symbol}\nEnter units to sell (max ${plain(max)})`, [HOME_OPTION]);
+      if (max.lt(ONE) && pending.gt(ZERO)) return gone(pendingSettlement(language, stock.symbol, pending));
+      if (max.lt(ONE)) return gone(t('refusal.noWholeUnits', { symbol: stock.symbol }));
+      return m(t('sell.quantity', { symbol: stock.symbol, max: plain(max) }), [home]);
     }
     case 'SELL_CONFIRM': {
       const q = context.quantity;
-      if (!stock || q === undefined) return gone('This stock is no longer available.');
-      const head = `Sell ${q} ${stock.symbol} units`;
-      const refusal = sellRefusal(data, stock, parseDecimal(q, 'quantity', 0));
+      if (!stock || q === undefined) return stockGone();
+      const head = t('sell.head', { quantity: q, symbol: stock.symbol });
+      const refusal = sellRefusal(data, stock, parseDecimal(q, 'quantity', 0), language);
       if (refusal?.kind === 'UNITS_NOT_AVAILABLE') return gone(refusal.message);
       if (refusal) return gone(`${head}\n${refusal.message}`);
       const value = formatMoney(proceeds(parseDecimal(q, 'quantity', 0), priceOf(stock), stock.currency));
-      return m(`${head}\n${priceLine(stock)}\nEst. proceeds: ${stock.currency} ${value}`, [
-        { key: '1', label: 'Confirm', nextState: 'SELL_SUBMITTED' },
-        { key: '2', label: 'Cancel', nextState: 'HOME' },
+      const estimate = t('sell.proceeds', { currency: stock.currency, value });
+      return m(`${head}\n${priceLine(language, stock)}\n${estimate}`, [
+        { key: '1', label: t('option.confirm'), nextState: 'SELL_SUBMITTED' },
+        { key: '2', label: t('option.cancel'), nextState: 'HOME' },
       ]);
     }
     case 'SELL_SUBMITTED':
-      return m(`Request received. The proceeds will be paid to your phone.${ref}`, []);
+      return m(t('sell.submitted', { ref }), []);
     case 'PORTFOLIO': {
       const options: UssdOption[] = [
-        { key: '1', label: 'Open requests', nextState: 'REQUESTS' },
-        HOME_OPTION,
+        { key: '1', label: t('option.openRequests'), nextState: 'REQUESTS' },
+        home,
       ];
       const held = data.holdings.filter((h) => parseDecimal(h.units, 'units').gt(ZERO));
-      const list = held.map(
-        (h) =>
-          `${h.symbol} ${formatUnits(parseDecimal(h.units, 'units'))} units, ${shown(h.value, h.currency)}`,
+      const list = held.map((h) =>
+        t('portfolio.holding', {
+          symbol: h.symbol,
+          units: formatUnits(parseDecimal(h.units, 'units')),
+          currency: h.currency,
+          value: shown(h.value, h.currency),
+        }),
       );
-      const head = [extra.notice, 'My Portfolio'].filter((l) => l !== undefined);
+      const head = [extra.notice, t('portfolio.title')].filter((l) => l !== undefined);
       const tail = [
-        ...(held.length === 0 ? ['No holdings.'] : []),
-        `Open requests: ${data.openOrders.length}`,
+        ...(held.length === 0 ? [t('portfolio.none')] : []),
+        t('portfolio.openCount', { count: data.openOrders.length }),
       ];
-      return finish(state, fitList(head, list, tail, options), options);
+      return finish(state, fitList(language, head, list, tail, options), options);
     }
     case 'REQUESTS': {
-      const { page, totalPages, items } = paginate(data.openOrders, context.requestsPage, REQUESTS_PAGE_SIZE);
-      if (items.length === 0) return gone('No open requests.');
+      const {
+        page,
+        totalPages: pages,
+        items,
+      } = paginate(data.openOrders, context.requestsPage, REQUESTS_PAGE_SIZE);
+      if (items.length === 0) return gone(t('requests.none'));
       const listed: UssdOption[] = items.map((o, i) => ({
         key: String(i + 1),
-        label: requestLabel(o),
+        label: orderLine(language, o, true),
         nextState: 'REQUEST_DETAILS',
       }));
-      const next: UssdOption[] = totalPages > 1 ? [{ key: '7', label: 'Next' }] : [];
-      return m(`Open requests (${page}/${totalPages})`, [...listed, ...next, HOME_OPTION]);
+      const next: UssdOption[] = pages > 1 ? [{ key: '7', label: t('option.next') }] : [];
+      return m(t('requests.title', { page, pages }), [...listed, ...next, home]);
     }
     case 'REQUEST_DETAILS':
-      if (!order) return gone('This request is no longer open.');
-      return m(`${orderLine(order)}\nStatus: ${order.status}\nRef ${order.id}`, [
-        { key: '1', label: 'Cancel request', nextState: 'CANCEL_REQUEST_CONFIRMATION' },
-        HOME_OPTION,
-      ]);
+      if (!order) return gone(t('request.gone'));
+      return m(
+        t('request.details', { order: orderLine(language, order), status: order.status, ref: order.id }),
+        [{ key: '1', label: t('option.cancelRequest'), nextState: 'CANCEL_REQUEST_CONFIRMATION' }, home],
+      );
     case 'CANCEL_REQUEST_CONFIRMATION':
-      if (!order) return gone('This request is no longer open.');
-      return m(`Cancel this request?\n${orderLine(order)}`, [
-        { key: '1', label: 'Yes, cancel', action: 'CANCEL_ORDER' },
-        { key: '2', label: 'No', nextState: 'HOME' },
+      if (!order) return gone(t('request.gone'));
+      return m(t('cancel.confirm', { order: orderLine(language, order) }), [
+        { key: '1', label: t('option.yesCancel'), action: 'CANCEL_ORDER' },
+        { key: '2', label: t('option.no'), nextState: 'HOME' },
       ]);
     case 'REQUEST_CANCELLED':
-      return m(`Request cancelled.${ref}`, []);
+      return m(t('cancel.done', { ref }), []);
     case 'ERROR':
-      return m('Something went wrong.', [HOME_OPTION]);
+      return m(t('error'), [home]);
   }
   const _exhaustive: never = state;
   throw new Error(`Unknown USSD state: ${String(_exhaustive)}`);

@@ -2,6 +2,7 @@ import { ErrorLabel, ErrorMessage, UssdMessage } from '@partner-api/contract';
 import type { AppContext } from '../../context.ts';
 import type { Queryable, Tx } from '../../db/client.ts';
 import { reader } from '../../db/query.ts';
+import type { Language } from '../../i18n/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { tradingNow } from '../market/trading.ts';
 import { StaleMoveError } from '../orders/life.ts';
@@ -99,28 +100,31 @@ async function processLocked({
     await saveSession(tx, sessionId, screen, times, store?.(result));
     return result;
   };
-  const failed = async (error: unknown) => {
+  /** The ERROR screen, in the customer's language when the snapshot was read. */
+  const failed = async (error: unknown, language?: Language) => {
     logFailure(log, error, sessionId, session.state);
-    return finish(errorScreen(), UssdMessage.processedWithError, []);
+    return finish(errorScreen(language), UssdMessage.processedWithError, []);
   };
 
   const apply = (current: Plan, retries: number): Promise<MoveReply> => {
     // Nothing of the move is written yet: the ERROR state needs no savepoint.
     if (current.kind === 'screen')
-      return current.error ? failed(current.error) : finish(current.screen, current.message, []);
-    const { moved, msisdn } = current;
+      return current.error
+        ? failed(current.error, current.language)
+        : finish(current.screen, current.message, []);
+    const { moved, msisdn, language } = current;
     return withErrorState<MoveReply>(
       tx,
       async () => {
         const effects = await applyEffects(tx, { ...owner, msisdn }, moved.effects, ctx);
         await ctx.faultInjector?.('ussd.process.effects');
         const screen = effects.orderId
-          ? completeSubmission(moved.state, moved.context, effects.orderId)
+          ? completeSubmission(moved.state, moved.context, effects.orderId, language)
           : moved;
         return finish(screen, UssdMessage.processed, effects.payments);
       },
       async (error) => {
-        if (!(error instanceof StaleMoveError) || retries === 0) return failed(error);
+        if (!(error instanceof StaleMoveError) || retries === 0) return failed(error, language);
         // Another move outran this one's snapshot (its writes are rolled back): plan again from
         // what is there now, as the embedded store, which runs one move at a time, would have.
         log.info({ sessionId, reason: error.message }, 'USSD move outrun by another; planned again');
@@ -160,8 +164,14 @@ type Moved = ReturnType<typeof move>;
  * (with the unexpected `error` that caused it); or, for a move with effects, the move to apply.
  */
 type Plan =
-  | { kind: 'screen'; screen: UssdScreen; message: MoveReply['body']['message']; error?: unknown }
-  | { kind: 'effects'; moved: Moved; msisdn: string | null };
+  | {
+      kind: 'screen';
+      screen: UssdScreen;
+      message: MoveReply['body']['message'];
+      error?: unknown;
+      language?: Language;
+    }
+  | { kind: 'effects'; moved: Moved; msisdn: string | null; language?: Language };
 
 async function planMove(
   ctx: AppContext,
@@ -171,19 +181,22 @@ async function planMove(
   choice: string,
   snapshot: () => Promise<Snapshot>,
 ): Promise<Plan> {
+  let language: Language | undefined;
   try {
     const { state } = session;
     if (!isUssdState(state)) throw new Error(`session holds unknown state ${state}`);
     const [{ customer, data: loaded }, trading] = await Promise.all([snapshot(), tradingNow(ctx, q)]);
     if (!customer) throw new Error(`session's customer ${session.customerId} is gone`);
     const data = trading ? { ...loaded, trading } : loaded;
+    language = data.language;
     const moved = move({ state, context: session.context as unknown as UssdContext, choice, data });
-    if (moved.effects.length > 0) return { kind: 'effects', moved, msisdn: customer.msisdn };
+    if (moved.effects.length > 0) return { kind: 'effects', moved, msisdn: customer.msisdn, language };
     await ctx.faultInjector?.('ussd.process.effects');
     return { kind: 'screen', screen: moved, message: UssdMessage.processed };
   } catch (error) {
     if (isExpected(error)) throw error;
-    return { kind: 'screen', screen: errorScreen(), message: UssdMessage.processedWithError, error };
+    const screen = errorScreen(language);
+    return { kind: 'screen', screen, message: UssdMessage.processedWithError, error, language };
   }
 }
 

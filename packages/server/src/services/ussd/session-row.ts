@@ -23,8 +23,8 @@ const SESSION_COLUMNS = sql`u.organization_id as "organizationId", u.customer_id
 export type SessionWithSnapshot = LockedSession & { snapshot: SnapshotRow };
 
 function splitSnapshot<T extends SnapshotRow>(row: T) {
-  const { customer, organization_name, stocks, holdings, open_orders, ...session } = row;
-  return { ...session, snapshot: { customer, organization_name, stocks, holdings, open_orders } };
+  const { customer, organization_name, language, stocks, holdings, open_orders, ...session } = row;
+  return { ...session, snapshot: { customer, organization_name, language, stocks, holdings, open_orders } };
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { Language } from '../../i18n/index.ts';
+
 /**
  * Types of the pure USSD menu state machine (see machine.ts for the flow).
  * Everything here is plain JSON-serializable data: the caller stores `state` and `context`
@@ -110,6 +112,8 @@ export interface UssdOpenOrder {
 /** Snapshot the caller loads before each move. `stocks` is the full listed catalog. */
 export interface UssdData {
   organizationName: string;
+  /** The language of the screens: the customer's, else the organization's; absent: English. */
+  language?: Language;
   customer: {
     id: string;
     hasMsisdn: boolean;
