@@ -20,7 +20,8 @@ const REQUEST = ['REQUEST.CREATED', 'REQUEST.UPDATED'];
 const TRANSACTION = ['TRANSACTION.CREATED', 'TRANSACTION.UPDATED'];
 const WEBHOOK = ['WEBHOOK.CREATED', 'WEBHOOK.UPDATED'];
 const ACCOUNT = ['ACCOUNT.CREATED'];
-const EVERY = [...ACCOUNT, ...AUTH, ...CUSTOMER, ...REQUEST, ...TRANSACTION, ...WEBHOOK];
+const REPORT = ['REPORT.CREATED'];
+const EVERY = [...ACCOUNT, ...AUTH, ...CUSTOMER, ...REPORT, ...REQUEST, ...TRANSACTION, ...WEBHOOK];
 
 /**
  * The spec's combination rules (Events, Subscriptions), each with the events it must receive,
@@ -35,6 +36,7 @@ const RULES: [string, string[], string[]][] = [
   ['a domain alone: its events (TRANSACTION, our low-level names)', ['TRANSACTION'], TRANSACTION],
   ['a domain alone: its events (WEBHOOK)', ['WEBHOOK'], WEBHOOK],
   ['a domain alone: its events (ACCOUNT)', ['ACCOUNT'], ACCOUNT],
+  ['a domain alone: its events (REPORT, our low-level name)', ['REPORT'], REPORT],
   ['a domain with no events emitted yet (PORTFOLIO): nothing', ['PORTFOLIO'], []],
   ['a low-level name alone: that event (CUSTOMER.CREATED)', ['CUSTOMER.CREATED'], ['CUSTOMER.CREATED']],
   ['a low-level name alone: that event (AUTH.DELETED)', ['AUTH.DELETED'], ['AUTH.DELETED']],
@@ -69,10 +71,13 @@ describe('subscription rules through subscriptionsCover', () => {
   });
 
   it("unknown names are refused by index: our TRANSACTION.* names are events, not the spec's subscriptions", () => {
-    expect(unknownSubscriptions(['ALL', 'TRANSACTION.CREATED', 'customer', 'REPORT', ' AUTH'])).toEqual([
+    expect(
+      unknownSubscriptions(['ALL', 'TRANSACTION.CREATED', 'customer', 'REPORT', ' AUTH', 'REPORT.CREATED']),
+    ).toEqual([
       { index: 1, name: 'TRANSACTION.CREATED' },
       { index: 2, name: 'customer' },
       { index: 4, name: ' AUTH' },
+      { index: 5, name: 'REPORT.CREATED' },
     ]);
   });
 });

@@ -215,7 +215,7 @@ export async function getTransaction(
   return row && presentTransaction(row);
 }
 
-type ReportRow = {
+export type ReportRow = {
   id: string;
   customerId: string;
   type: ReportType;
@@ -224,9 +224,9 @@ type ReportRow = {
   data: Record<string, unknown>;
 };
 
-const reportColumns = sql`id, customer_id as "customerId", type, replaces, created_at::text as "createdAt", data`;
+export const reportColumns = sql`id, customer_id as "customerId", type, replaces, created_at::text as "createdAt", data`;
 
-const presentReport = (row: ReportRow): Report => ({
+export const presentReport = (row: ReportRow): Report => ({
   id: row.id,
   customerId: row.customerId,
   type: row.type,

@@ -10,11 +10,12 @@ import type { EventOutbox } from '../webhooks/outbox.ts';
  * The AppContext and the payment pipeline's deps both are one. Without `market`, a paid buy
  * executes at once (as with market hours not enforced): only tests build deps without it.
  * `config.INVESTMENTS_PREVIEW`: a first order's ACCOUNT.CREATED is written (the AppContext carries
- * it; deps without it, such as the payment pipeline's, which never places an order, write none).
+ * it; deps without it write none). An execution's TRADE_CONFIRMATION names the platform of
+ * `config` (services/reports/confirmation.ts), and its REPORT.CREATED needs the preview too.
  */
 export type OrderDeps = {
   registry: AdapterRegistry;
   events: EventOutbox;
   market?: MarketGate;
-  config?: Pick<Config, 'INVESTMENTS_PREVIEW'>;
+  config?: Pick<Config, 'INVESTMENTS_PREVIEW' | 'PLATFORM_NAME' | 'PLATFORM_LICENCE'>;
 };

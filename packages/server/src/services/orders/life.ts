@@ -29,6 +29,7 @@ import {
   TRANSACTION_COLUMNS,
   type TransactionRow,
 } from '../payments/transaction-row.ts';
+import { writeTradeConfirmation } from '../reports/confirmation.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, ORDER_COLUMNS, type OrderRow, type SelectedOrder, setOrderStatus } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
@@ -183,14 +184,18 @@ export async function placeSell(
   returning ${ORDER_COLUMNS}`,
   );
   if (!order) throw new Error('sell order: the insert returned no row');
-  await recordExecution(tx, {
-    order,
-    side: 'SELL',
-    units: quantity,
-    price: stock.price,
-    priceAsOf: stock.priceAsOf,
-    market: stock.market,
-  });
+  await recordExecution(
+    tx,
+    {
+      order,
+      side: 'SELL',
+      units: quantity,
+      price: stock.price,
+      priceAsOf: stock.priceAsOf,
+      market: stock.market,
+    },
+    deps,
+  );
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
@@ -314,14 +319,18 @@ where o.id = ${order.id}
 returning ${ORDER_COLUMNS}`,
   );
   if (!executed) return waits;
-  await recordExecution(tx, {
-    order: executed,
-    side: 'BUY',
-    units,
-    price: stock.price,
-    priceAsOf: stock.priceAsOf,
-    market: stock.market,
-  });
+  await recordExecution(
+    tx,
+    {
+      order: executed,
+      side: 'BUY',
+      units,
+      price: stock.price,
+      priceAsOf: stock.priceAsOf,
+      market: stock.market,
+    },
+    deps,
+  );
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   // Whole units leave part of the amount unspent: it goes back (a fractional buy spends it all,
   // less what rounding the units down to 4 decimals leaves, under a hundredth of a cent a unit).
@@ -357,7 +366,7 @@ export async function executeWaitingBuys(db: Db, deps: OrderDeps, limit = 100): 
  * Records what an order executed (in the transaction that executed it): units, the price and its
  * as-of time, the execution time and the settlement date, T+N trading days of the instrument's
  * market counted from the execution's local date; and the same movement, signed, in the units
- * ledger (docs/market.md, "Executions" and "The ledger").
+ * ledger (docs/market.md, "Executions" and "The ledger"); and its trade confirmation (a report).
  */
 async function recordExecution(
   tx: Tx,
@@ -370,6 +379,7 @@ async function recordExecution(
     /** The instrument's market (its MIC). */
     market: string;
   },
+  deps: OrderDeps,
 ): Promise<void> {
   const { order } = input;
   const rules = rulesOf(input.market);
@@ -392,6 +402,7 @@ select ${createId()}, ${order.organizationId}, ${order.customerId}, ${order.stoc
   ${input.side}, ${signed}::numeric
 from e`,
   );
+  await writeTradeConfirmation(tx, order.id, deps);
 }
 
 // ---- settling ----
