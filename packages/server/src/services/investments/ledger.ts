@@ -215,6 +215,29 @@ export async function getTransaction(
   return row && presentTransaction(row);
 }
 
+/**
+ * A customer's transactions booked in [from, before): money movements once their money entry is
+ * written, unit movements at their entry, oldest booking first (a monthly statement's lines).
+ */
+export async function bookedTransactions(
+  db: Queryable,
+  owner: { organizationId: string; customerId: string },
+  from: Date,
+  before: Date,
+): Promise<Transaction[]> {
+  const [start, end] = [from.toISOString(), before.toISOString()];
+  const { organizationId, customerId } = owner;
+  const found = await rows<TransactionRow>(
+    db,
+    sql`select * from ((${moneySelect(sql`o.organization_id = ${organizationId} and t.organization_id = ${organizationId}
+    and o.customer_id = ${customerId} and me.created_at >= ${start}::timestamptz and me.created_at < ${end}::timestamptz`)})
+  union all (${unitsSelect(sql`c.organization_id = ${organizationId} and le.organization_id = ${organizationId}
+    and c.id = ${customerId} and le.created_at >= ${start}::timestamptz and le.created_at < ${end}::timestamptz`)})) m
+  order by "bookedAt"::timestamptz, ledger, sort_at, id`,
+  );
+  return found.map(presentTransaction);
+}
+
 export type ReportRow = {
   id: string;
   customerId: string;

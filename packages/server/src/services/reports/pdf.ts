@@ -80,7 +80,10 @@ type Position = MonthlyStatementData['opening']['positions'][number];
 function positions(page: Page, title: string, at: MonthlyStatementData['opening']) {
   page.section(title);
   if (at.positions.length === 0) page.line('No holdings.');
-  for (const p of at.positions) page.line(positionLine(p));
+  for (const p of at.positions) {
+    page.line(positionLine(p));
+    page.note(`Instrument ${p.instrument.id}`);
+  }
   for (const v of at.values) page.field(`Total value (${v.currency})`, v.value);
 }
 
@@ -102,7 +105,7 @@ function statement(page: Page, data: MonthlyStatementData) {
   if (data.transactions.length === 0) page.line('No transactions this month.');
   for (const t of data.transactions) {
     const figure = t.ledger === 'MONEY' ? `${t.amount} ${t.currency}` : `${t.units} units at ${t.price}`;
-    page.line(`${t.bookingDate} ${t.type} ${t.symbol} ${figure}`);
+    page.line(`${t.bookingDate} ${t.ledger} ${t.type} ${t.symbol} ${figure}`);
     page.note(`Transaction ${t.id}${t.orderId ? `, order ${t.orderId}` : ''}, instrument ${t.instrumentId}`);
   }
   positions(page, `Closing positions (${data.period.to})`, data.closing);
