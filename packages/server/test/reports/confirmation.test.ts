@@ -1,5 +1,6 @@
 import { NO_FEES_NOTE, type Report, tradeConfirmationDataSchema } from '@partner-api/contract';
 import { describeStores } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -201,9 +202,18 @@ describeStores('trade confirmations: JSON, PDF and REPORT.CREATED on %s', (store
     const correction = await correct(original!.id);
     expect(correction).toMatchObject({ customerId, type: 'TRADE_CONFIRMATION', replaces: original!.id });
     await expect(correct(original!.id)).rejects.toThrow(ReportNotCorrectableError);
-    expect((await correct(correction.id)).replaces).toBe(correction.id);
+    const latest = await correct(correction.id);
+    expect(latest.replaces).toBe(correction.id);
     const kept = await one<{ data: unknown }>(db, sql`select data from reports where id = ${original!.id}`);
     expect(kept!.data).toEqual(original!.data);
+    // The operator's route: the data of the report's type, whole; a corrected report refused.
+    const route = (id: string, data: unknown) =>
+      adminInject(t, 'POST', `/admin/reports/${id}/corrections`, { data });
+    const bad = await route(original!.id, { ...original!.data, units: 'four' });
+    expect([bad.statusCode, bad.json().details[0].field]).toEqual([400, 'data.units']);
+    expect((await route(original!.id, original!.data)).statusCode).toBe(409);
+    const viaRoute = await route(latest.id, { ...original!.data, feesNote: 'Second correction' });
+    expect([viaRoute.statusCode, viaRoute.json().data.replaces]).toEqual([201, latest.id]);
     const pdf = await reportsClient(t, partner).pdf(correction.id);
     expect(missingFrom(await pdfText(pdf.rawPayload), correction)).toEqual([]);
   });
