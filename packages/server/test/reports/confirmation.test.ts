@@ -168,6 +168,12 @@ describeStores('trade confirmations: JSON, PDF and REPORT.CREATED on %s', (store
     expect(
       (await mine.pdf(report!.id, 'application/json;q=0.5, application/pdf')).headers['content-type'],
     ).toBe('application/pdf');
+    // The document names both representations of GET /reports/{reportId}.
+    const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    expect(Object.keys(document.paths['/reports/{reportId}'].get.responses['200'].content)).toEqual([
+      'application/json',
+      'application/pdf',
+    ]);
     const theirs = reportsClient(t, other);
     for (const res of [await theirs.get(report!.id), await theirs.pdf(report!.id)])
       expect([res.statusCode, res.json()]).toEqual([404, REPORT_NOT_FOUND]);
