@@ -9,7 +9,11 @@ import { rows, run } from '../../src/db/query.ts';
 import { settleDueExecutions } from '../../src/services/orders/life.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
-import { dueMonth, generateMonthlyStatements } from '../../src/services/reports/statement.ts';
+import {
+  dueMonth,
+  generateMonthlyStatements,
+  monthlyStatementsTask,
+} from '../../src/services/reports/statement.ts';
 import { ownInstruments, requestsClient } from '../investments/requests-support.ts';
 import { insertCustomer, waitFor } from '../ussd/support.ts';
 import { dataOf } from '../webhooks/api-support.ts';
@@ -231,10 +235,24 @@ describeStores('monthly statements from a month of activity on %s', (store) => {
       closing: { values: [{ currency: 'KES', value: '120.00' }] },
     });
 
+    // Housekeeping's task: before 01:00 on 1 November the month due is September (a and c held or
+    // traded then); from 01:00 October, already written; a second tick of a done month writes nothing.
+    const task = monthlyStatementsTask(db, t.ctx);
+    expect(await task(eat('2026-11-01T00:30'))).toBe(2);
+    expect(await task(eat('2026-11-01T01:10'))).toBe(0);
+    expect(await task(eat('2026-11-01T01:20'))).toBe(0);
+    const september = await rows<{ customerId: string }>(
+      db,
+      sql`select customer_id as "customerId" from reports where type = 'MONTHLY_STATEMENT'
+    and data->'period'->>'month' = '2026-09'`,
+    );
+    expect(september.map((r) => r.customerId).sort()).toEqual([a, c].sort());
+
     // Served to the partner as JSON and PDF, announced by REPORT.CREATED.
     const reports = reportsClient(t, partner);
     const listed = (await reports.list('?type=MONTHLY_STATEMENT')).json().data as Report[];
-    expect(listed.map((r) => r.id).sort()).toEqual(written.map((r) => r.id).sort());
+    const october = listed.filter((r) => (r.data.period as { month: string }).month === '2026-10');
+    expect(october.map((r) => r.id).sort()).toEqual(written.map((r) => r.id).sort());
     for (const report of written) {
       const pdf = await reports.pdf(report.id);
       expect(pdf.headers['content-type']).toBe('application/pdf');
@@ -246,6 +264,6 @@ describeStores('monthly statements from a month of activity on %s', (store) => {
         .filter((e) => e.type === 'MONTHLY_STATEMENT')
         .map((e) => e.id)
         .sort(),
-    ).toEqual(written.map((r) => r.id).sort());
+    ).toEqual(listed.map((r) => r.id).sort());
   });
 });

@@ -253,3 +253,19 @@ export function dueMonth(now: Date): string {
 export function isPastMonth(month: string, now: Date): boolean {
   return monthPeriod(month).before.getTime() <= now.getTime();
 }
+
+/**
+ * Housekeeping's statement run (server.ts): the due month's missing statements, then nothing more
+ * for that month in this process (the candidates query reads the month's ledger entries, so it is
+ * not repeated every tick once the month is done); a failed run is retried at the next tick.
+ */
+export function monthlyStatementsTask(db: Db, deps: StatementDeps): (now: Date) => Promise<number> {
+  let done: string | undefined;
+  return async (now) => {
+    const month = dueMonth(now);
+    if (month === done) return 0;
+    const written = await generateMonthlyStatements(db, deps, month);
+    done = month;
+    return written.length;
+  };
+}
