@@ -1,10 +1,10 @@
-import { NO_FEES_NOTE, type Report, tradeConfirmationDataSchema } from '@partner-api/contract';
+import { createId, NO_FEES_NOTE, type Report, tradeConfirmationDataSchema } from '@partner-api/contract';
 import { describeStores } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { one, rows } from '../../src/db/query.ts';
+import { one, rows, run } from '../../src/db/query.ts';
 import { startPayments } from '../../src/services/payments/pipeline/start.ts';
 import type { PaymentWorker } from '../../src/services/payments/pipeline/worker.ts';
 import { correctReport, ReportNotCorrectableError } from '../../src/services/reports/write.ts';
@@ -168,6 +168,17 @@ describeStores('trade confirmations: JSON, PDF and REPORT.CREATED on %s', (store
     expect(
       (await mine.pdf(report!.id, 'application/json;q=0.5, application/pdf')).headers['content-type'],
     ).toBe('application/pdf');
+    // A report of no known shape (written by hand before the producers) prints every field as stored.
+    const legacy = createId();
+    await run(
+      t.ctx.database.db,
+      sql`insert into reports (id, organization_id, customer_id, type, data)
+    values (${legacy}, ${partner.organizationId}, ${customerId}, 'TRADE_CONFIRMATION',
+      ${JSON.stringify({ summary: 'Legacy note', lines: [{ amount: '12.34' }] })}::jsonb)`,
+    );
+    const legacyPdf = await mine.pdf(legacy);
+    expect(legacyPdf.statusCode).toBe(200);
+    expect(await pdfText(legacyPdf.rawPayload)).toContain('lines[0].amount: 12.34');
     // The document names both representations of GET /reports/{reportId}.
     const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     expect(Object.keys(document.paths['/reports/{reportId}'].get.responses['200'].content)).toEqual([

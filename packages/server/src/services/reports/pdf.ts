@@ -1,4 +1,10 @@
-import type { MonthlyStatementData, Report, TradeConfirmationData } from '@partner-api/contract';
+import {
+  type MonthlyStatementData,
+  monthlyStatementDataSchema,
+  type Report,
+  type TradeConfirmationData,
+  tradeConfirmationDataSchema,
+} from '@partner-api/contract';
 import PDFDocument from 'pdfkit';
 
 /**
@@ -22,15 +28,22 @@ export async function renderReportPdf(report: Report): Promise<Buffer> {
     doc.on('error', reject);
   });
   const page = new Page(doc);
-  const platform = report.data.platform as { name: string; licence: string };
-  doc.font('Helvetica-Bold').fontSize(16).text(platform.name);
-  doc.font('Helvetica').fontSize(9).text(platform.licence).moveDown();
+  const confirmationData = tradeConfirmationDataSchema.safeParse(report.data);
+  const statementData = monthlyStatementDataSchema.safeParse(report.data);
+  const platform = confirmationData.data?.platform ?? statementData.data?.platform;
+  if (platform) {
+    doc.font('Helvetica-Bold').fontSize(16).text(platform.name);
+    doc.font('Helvetica').fontSize(9).text(platform.licence).moveDown();
+  }
   doc.font('Helvetica-Bold').fontSize(14).text(title).moveDown(0.5);
   page.field('Report', report.id);
   page.field('Issued', report.createdAt);
   if (report.replaces) page.field('Corrects report', report.replaces);
-  if (report.type === 'TRADE_CONFIRMATION') confirmation(page, report.data as TradeConfirmationData);
-  else statement(page, report.data as unknown as MonthlyStatementData);
+  if (report.type === 'TRADE_CONFIRMATION' && confirmationData.success)
+    confirmation(page, confirmationData.data);
+  else if (report.type === 'MONTHLY_STATEMENT' && statementData.success) statement(page, statementData.data);
+  // A report whose data is not its type's shape (written by hand, before the producers): every field as stored.
+  else for (const [path, value] of leaves(report.data)) page.field(path, value);
   doc.end();
   await ended;
   return Buffer.concat(chunks);
@@ -118,4 +131,13 @@ function statement(page: Page, data: MonthlyStatementData) {
   for (const u of data.totals.units) {
     page.line(`${u.symbol} (${u.instrumentId}): bought ${u.bought}, sold ${u.sold}, net ${u.net} units`);
   }
+}
+
+/** Every leaf of a JSON value with its path (`a.b[0]`), for data of no known shape. */
+function leaves(value: unknown, path = ''): [string, string][] {
+  if (value === null || value === undefined) return [[path || 'data', 'null']];
+  if (Array.isArray(value)) return value.flatMap((item, i) => leaves(item, `${path}[${i}]`));
+  if (typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => leaves(item, path ? `${path}.${key}` : key));
+  return [[path || 'data', String(value)]];
 }
