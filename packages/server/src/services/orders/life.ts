@@ -184,18 +184,15 @@ export async function placeSell(
   returning ${ORDER_COLUMNS}`,
   );
   if (!order) throw new Error('sell order: the insert returned no row');
-  await recordExecution(
-    tx,
-    {
-      order,
-      side: 'SELL',
-      units: quantity,
-      price: stock.price,
-      priceAsOf: stock.priceAsOf,
-      market: stock.market,
-    },
+  await recordExecution(tx, {
+    order,
+    side: 'SELL',
+    units: quantity,
+    price: stock.price,
+    priceAsOf: stock.priceAsOf,
+    market: stock.market,
     deps,
-  );
+  });
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
@@ -319,18 +316,15 @@ where o.id = ${order.id}
 returning ${ORDER_COLUMNS}`,
   );
   if (!executed) return waits;
-  await recordExecution(
-    tx,
-    {
-      order: executed,
-      side: 'BUY',
-      units,
-      price: stock.price,
-      priceAsOf: stock.priceAsOf,
-      market: stock.market,
-    },
+  await recordExecution(tx, {
+    order: executed,
+    side: 'BUY',
+    units,
+    price: stock.price,
+    priceAsOf: stock.priceAsOf,
+    market: stock.market,
     deps,
-  );
+  });
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   // Whole units leave part of the amount unspent: it goes back (a fractional buy spends it all,
   // less what rounding the units down to 4 decimals leaves, under a hundredth of a cent a unit).
@@ -378,8 +372,9 @@ async function recordExecution(
     priceAsOf: string | null;
     /** The instrument's market (its MIC). */
     market: string;
+    /** The confirmation's issuer and outbox. */
+    deps: OrderDeps;
   },
-  deps: OrderDeps,
 ): Promise<void> {
   const { order } = input;
   const rules = rulesOf(input.market);
@@ -402,7 +397,7 @@ select ${createId()}, ${order.organizationId}, ${order.customerId}, ${order.stoc
   ${input.side}, ${signed}::numeric
 from e`,
   );
-  await writeTradeConfirmation(tx, order.id, deps);
+  await writeTradeConfirmation(tx, order.id, input.deps);
 }
 
 // ---- settling ----
