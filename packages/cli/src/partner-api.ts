@@ -382,6 +382,29 @@ payments
     ),
   );
 
+const reports = program.command('reports').description("investors' reports (docs/investments.md, Reports)");
+reports
+  .command('generate')
+  .description("write a past month's missing monthly statements (those already written are kept)")
+  .requiredOption('--month <YYYY-MM>', 'a month that has ended, in the market time zone (EAT)')
+  .action(
+    adminAction((call, o: { month: string }) =>
+      call('POST', '/admin/reports/statements', { month: o.month }),
+    ),
+  );
+reports
+  .command('correct')
+  .description('write a correction of a report: a new report with the whole new data, naming it')
+  .argument('<reportId>')
+  .requiredOption('--data <file>', "a JSON file with the report's corrected data")
+  .action(
+    adminAction((call, id: string, o: { data: string }) =>
+      call('POST', `/admin/reports/${encodeURIComponent(id)}/corrections`, {
+        data: JSON.parse(readFileSync(o.data, 'utf8')),
+      }),
+    ),
+  );
+
 const sandbox = program.command('sandbox').description('sandbox-only operations');
 sandbox
   .command('settle')

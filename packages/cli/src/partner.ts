@@ -1,8 +1,10 @@
 #!/usr/bin/env -S npx tsx --conditions=@partner-api/source
+import { writeFileSync } from 'node:fs';
 import {
   IDENTIFICATION_TYPES,
   INVESTMENT_TYPES,
   LEDGER_TRANSACTION_TYPES,
+  REPORT_TYPES,
   REQUEST_STATUSES,
   TRADING_STATUSES,
 } from '@partner-api/contract';
@@ -14,6 +16,7 @@ import {
   type LedgerTransactionType,
   PartnerApiError,
   PartnerClient,
+  type ReportType,
   type RequestCreate,
   type RequestStatus,
   type TradingStatus,
@@ -28,6 +31,7 @@ import {
   instrumentId,
   instrumentRow,
   portfolioLines,
+  reportRow,
   requestDetails,
   requestRow,
   transactionRow,
@@ -467,6 +471,47 @@ paging(
     return printPage(opts, list, transactionRow, 'transaction');
   }),
 );
+
+const reports = program
+  .command('reports')
+  .description(`trade confirmations and monthly statements of your customers${PREVIEW}`);
+
+paging(
+  reports
+    .command('list')
+    .description('newest first')
+    .option('--customer <id>', 'customer id')
+    .addOption(new Option('--type <type>').choices(REPORT_TYPES)),
+).action(
+  action(async (opts, o: { customer?: string; type?: ReportType; page?: number; limit?: number }) => {
+    const list = await client(opts).reports.list({
+      customerId: o.customer,
+      type: o.type,
+      page: o.page,
+      limit: o.limit,
+    });
+    return printPage(opts, list, reportRow, 'report');
+  }),
+);
+
+reports
+  .command('get')
+  .description('the report as JSON, or saved as a PDF with --pdf')
+  .argument('<id>')
+  .option('--pdf <file>', 'write the report as a PDF to this file')
+  .action(
+    action(async (opts, id: string, o: { pdf?: string }) => {
+      const partner = client(opts);
+      if (o.pdf) {
+        const bytes = await partner.reports.getPdf(id);
+        writeFileSync(o.pdf, bytes);
+        out.write(`${o.pdf}: ${bytes.length} bytes\n`);
+        return 0;
+      }
+      printJson(out, await partner.reports.get(id));
+      return 0;
+    }),
+  );
 
 // ---- USSD handset ----
 

@@ -239,7 +239,7 @@ describe('the partner CLI against a real sandbox server', () => {
     expect(updated.stdout).toMatch(/^active\s+false$/m);
   });
 
-  it('instruments, orders create|list|get|cancel, portfolio and transactions (investments preview)', async () => {
+  it('instruments, orders create|list|get|cancel, portfolio, transactions and reports (investments preview)', async () => {
     const ok = async (args: string[]) => {
       const result = await run(args, env);
       expect(result.stderr, args.join(' ')).toBe('');
@@ -308,6 +308,16 @@ describe('the partner CLI against a real sandbox server', () => {
         .filter((l) => l.includes(orderId))
         .map((l) => l.split(/\s+/)[2]),
     ).toEqual(['BUY', 'COLLECTION']);
+
+    // The execution's trade confirmation: listed, and saved as a PDF.
+    const reports = await ok(['reports', 'list', '--customer', customer.id]);
+    const reportId = new RegExp(`^(\\S+)  TRADE_CONFIRMATION  ${customer.id}  ${orderId} `, 'm').exec(
+      reports,
+    )?.[1];
+    expect(reportId, reports).toMatch(/^c[a-z0-9]{24}$/);
+    const file = path.join(sandbox.dataDir, 'confirmation.pdf');
+    expect(await ok(['reports', 'get', reportId!, '--pdf', file])).toMatch(/: \d+ bytes\n$/);
+    expect(readFileSync(file).subarray(0, 5).toString()).toBe('%PDF-');
 
     const cancel = await run(['orders', 'cancel', orderId], env);
     expect(cancel.code).toBe(1);

@@ -7,6 +7,7 @@ export * from './schemas/errors.ts';
 export * from './schemas/investments/accounts.ts';
 export * from './schemas/investments/ledger.ts';
 export * from './schemas/investments/market.ts';
+export * from './schemas/investments/reports.ts';
 export * from './schemas/investments/requests.ts';
 export * from './schemas/oauth.ts';
 export * from './schemas/payments.ts';

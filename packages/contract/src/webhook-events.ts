@@ -53,8 +53,8 @@ export const WEBHOOK_SUBSCRIPTIONS: readonly string[] = [
 ];
 
 /**
- * The events this service emits. TRANSACTION.* are ours (the spec names no low-level transaction
- * events): they are reached through the TRANSACTION domain and ALL, not by name.
+ * The events this service emits. TRANSACTION.* and REPORT.CREATED are ours (the spec names no
+ * low-level transaction or report events): they are reached through their domain and ALL, not by name.
  */
 export const WEBHOOK_EVENTS = [
   'ACCOUNT.CREATED',
@@ -71,6 +71,7 @@ export const WEBHOOK_EVENTS = [
   'PORTFOLIO.UPDATED',
   'REQUEST.CREATED',
   'REQUEST.UPDATED',
+  'REPORT.CREATED',
   'TRANSACTION.CREATED',
   'TRANSACTION.UPDATED',
   'WEBHOOK.CREATED',

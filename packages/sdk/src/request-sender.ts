@@ -26,6 +26,8 @@ export type RequestSpec = {
   idempotent?: boolean;
   /** Sign with this token instead of the cached one, and never refresh it (revoking a given token). */
   token?: string;
+  /** The media type asked for (`Accept`); application/json unless told (a report's PDF). */
+  accept?: string;
 };
 
 export type ApiResponse<T> = { status: number; body: T; headers: Record<string, string> };
@@ -191,7 +193,7 @@ export class RequestSender {
     token: string | undefined,
   ): Record<string, string> {
     const base: Record<string, string> = {
-      accept: 'application/json',
+      accept: spec.accept ?? 'application/json',
       'user-agent': this.config.userAgent,
     };
     if (token === undefined) {

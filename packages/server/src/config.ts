@@ -65,6 +65,12 @@ const ed25519PrivateKey = z.string().refine(isEd25519PrivateKeyPem, {
   message: 'must be an Ed25519 private key in PEM',
 });
 
+/** The issuer printed on reports when the operator names none (README, Configuration). */
+export const SANDBOX_PLATFORM = {
+  name: 'Partner API Sandbox',
+  licence: 'Sandbox: not a licensed intermediary; test records only',
+} as const;
+
 export const configSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().default('0.0.0.0'),
@@ -94,6 +100,10 @@ export const configSchema = z.object({
    * reports for partners' own apps. Off by default: every path answers as an unknown route.
    */
   INVESTMENTS_PREVIEW: flag.default(false),
+  /** Who issues the investor's reports (docs/investments.md, Reports): printed on every confirmation and statement. */
+  PLATFORM_NAME: z.string().max(120, 'must be at most 120 characters').default(SANDBOX_PLATFORM.name),
+  /** The platform's licence details as they must appear on a contract note (regulator, licence number). */
+  PLATFORM_LICENCE: z.string().max(240, 'must be at most 240 characters').default(SANDBOX_PLATFORM.licence),
   /** Tests and local rehearsal only: deliver to private and loopback addresses. Refused in production. */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag.default(false),
   /** Tests and local rehearsal only: a PEM file of extra CAs receivers may present. Refused in production. */

@@ -14,6 +14,7 @@ import { priceFeedProvider } from './services/market/feed/index.ts';
 import { startFeedWorker } from './services/market/feed-worker.ts';
 import { executeWaitingBuys } from './services/orders/life.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
+import { monthlyStatementsTask } from './services/reports/statement.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
 import { startWebhookWorker } from './services/webhooks/worker.ts';
 
@@ -177,6 +178,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     },
     runtime.clock,
     runtime.events,
+    monthlyStatementsTask(runtime.database.db, runtime),
   );
 
   /** Stops the timers and workers, then closes the stores (housekeeping is stopped apart). */

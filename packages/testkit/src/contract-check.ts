@@ -98,6 +98,12 @@ export function checkResponse(
   const media = response.content?.['application/json'];
   if (!media) return problems;
   const contentType = String(headers['content-type'] ?? '');
+  // Another media type the operation documents (a report as application/pdf): not JSON to check.
+  const other = Object.keys(response.content ?? {}).find(
+    (type) => type !== 'application/json' && contentType.startsWith(type),
+  );
+  if (other)
+    return payload === undefined || payload === '' ? [...problems, `the ${other} body is empty`] : problems;
   if (!contentType.startsWith('application/json'))
     problems.push(`content-type '${contentType}' is not application/json`);
   const text =

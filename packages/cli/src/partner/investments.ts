@@ -1,6 +1,13 @@
 /** What `partner instruments`, `orders`, `portfolio` and `transactions` print (the investments preview). */
 import { CUID_PATTERN } from '@partner-api/contract';
-import type { Instrument, InvestmentRequest, PartnerClient, Portfolio, Transaction } from '@partner-api/sdk';
+import type {
+  Instrument,
+  InvestmentRequest,
+  PartnerClient,
+  Portfolio,
+  Report,
+  Transaction,
+} from '@partner-api/sdk';
 
 const dash = (value: string | null | undefined) => (value === null || value === undefined ? '-' : value);
 
@@ -65,6 +72,22 @@ export function transactionRow(t: Transaction): string {
   return [t.id, t.createdAt, t.type.padEnd(10), t.status.padEnd(9), moved.padEnd(18), dash(request)].join(
     '  ',
   );
+}
+
+/** One line per report: id, type, customer, what it is of (order or month), created. */
+export function reportRow(r: Report): string {
+  const data = r.data as { orderId?: string; period?: { month: string } };
+  const of = data.period ? data.period.month : dash(data.orderId);
+  return [
+    r.id,
+    r.type.padEnd(18),
+    r.customerId,
+    of.padEnd(25),
+    r.createdAt,
+    r.replaces ? `replaces ${r.replaces}` : '',
+  ]
+    .join('  ')
+    .trimEnd();
 }
 
 export function portfolioLines(p: Portfolio): string {

@@ -55,4 +55,15 @@ export class ReportsResource {
     const spec = { method: 'GET', path: `/reports/${encodeURIComponent(id)}`, auth: 'signed' } as const;
     return (await this.sender.request<ReportResponse>(spec, options)).body;
   }
+
+  /**
+   * The report as a PDF (`Accept: application/pdf`), its bytes. One attempt, as a download: an error
+   * answer (404 Report not found, ...) is thrown as its typed error.
+   */
+  async getPdf(id: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+    const path = `/reports/${encodeURIComponent(id)}`;
+    const spec = { method: 'GET', path, auth: 'signed', accept: 'application/pdf' } as const;
+    const response = await this.sender.open(spec, options);
+    return new Uint8Array(await response.arrayBuffer());
+  }
 }

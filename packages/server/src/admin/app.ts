@@ -25,6 +25,7 @@ import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
 import { registerMarketRoutes } from './market.ts';
+import { registerReportRoutes } from './reports.ts';
 import * as s from './schemas.ts';
 import { registerTradingRoutes } from './trading.ts';
 
@@ -133,5 +134,6 @@ export async function buildAdminApp(
   );
   registerTradingRoutes(app, ctx);
   registerMarketRoutes(app, ctx);
+  registerReportRoutes(app, ctx);
   return app;
 }

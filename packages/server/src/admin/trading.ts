@@ -121,7 +121,14 @@ export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): vo
       const { id } = request.params as { id: string };
       const body = request.body as z.output<typeof resolveBody>;
       const result = await resolvePayment(
-        { db, events: ctx.events, registry: ctx.registry, market: ctx.market, log: request.log },
+        {
+          db,
+          events: ctx.events,
+          registry: ctx.registry,
+          market: ctx.market,
+          log: request.log,
+          config: ctx.config,
+        },
         { ...body, transactionId: id, sourceAddress: request.ip, now: new Date() },
       );
       if (result.queued) ctx.paymentWorker?.nudge();

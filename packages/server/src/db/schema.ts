@@ -611,7 +611,20 @@ export const reports = pgTable(
     /** The report's content as served in JSON. */
     data: jsonb('data').notNull(),
     replaces: text('replaces'),
+    /**
+     * What the report is of, one original each (services/reports): a confirmation's execution id, a
+     * statement's month (YYYY-MM). Null for reports written before producers existed.
+     */
+    subject: text('subject'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [index('reports_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('reports_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    // One original per subject: the instance that writes it first wins, the others write nothing.
+    uniqueIndex('reports_subject_idx')
+      .on(t.customerId, t.type, t.subject)
+      .where(sql`replaces is null and subject is not null`),
+    // A report is corrected once; a later correction replaces the correction.
+    uniqueIndex('reports_replaces_idx').on(t.replaces).where(sql`replaces is not null`),
+  ],
 );

@@ -97,7 +97,15 @@ export function buildOperation(spec: OperationSpec, route: CatalogRoute): Operat
     responses[String(success.status)] = {
       description: success.description,
       headers: responseHeaders(spec, success.status, success.headers),
-      content: { [JSON_TYPE]: { schema: schemaRef(success.name) } },
+      content: {
+        [JSON_TYPE]: { schema: schemaRef(success.name) },
+        ...Object.fromEntries(
+          (success.alternatives ?? []).map(({ mediaType, description }) => [
+            mediaType,
+            { schema: { type: 'string', format: 'binary', description } },
+          ]),
+        ),
+      },
     };
   }
   for (const error of errorResponses(spec)) responses[String(error.status)] = errorResponse(spec, error);

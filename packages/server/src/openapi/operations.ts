@@ -39,6 +39,8 @@ export type SuccessSpec = {
   schema: z.ZodType;
   /** Extra response headers (component names). */
   headers?: string[];
+  /** Other media types the same response is served as, by content negotiation (`Accept`). */
+  alternatives?: { mediaType: string; description: string }[];
 };
 
 /**

@@ -87,7 +87,7 @@ describe.skipIf(!HAS_CHROMIUM)('"Try it out" on /docs for every investments oper
     const transactions = (await run('listTransactions', 200)) as List;
     await run('getTransaction', 200, { params: { transactionId: transactions.data[0]!.id } });
     await run('listReports', 200);
-    // No producer writes reports yet: an id the organization has none of is the documented 404.
+    // No order executed here, so no report: an id the organization has none of is the documented 404.
     await run('getReport', 404, { params: { reportId: createId() } });
 
     const document = (await (await fetch(`${sandbox.server.baseUrl}/v1/openapi.json`)).json()) as {

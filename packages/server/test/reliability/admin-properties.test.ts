@@ -74,6 +74,8 @@ const ROUTES = {
   'book.position': [200, 400, 401, 404],
   'book.show': [200, 400, 401],
   'ledger.check': [200, 400, 401],
+  'reports.statements': [200, 400, 401],
+  'reports.correct': [201, 400, 401, 404, 409],
   metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
@@ -107,6 +109,8 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['book.position', 'PUT', '/admin/book/positions/{symbol}/{date}'],
   ['book.show', 'GET', '/admin/book'],
   ['ledger.check', 'GET', '/admin/ledger/check'],
+  ['reports.statements', 'POST', '/admin/reports/statements'],
+  ['reports.correct', 'POST', '/admin/reports/{report}/corrections'],
   ['metrics', 'GET', '/metrics'],
 ];
 

@@ -100,7 +100,7 @@ describeStores('every event type, caused through the API, delivered and verified
     ]);
     expect(submitted.currentState, submitted.ussdText).toBe('BUY_SUBMITTED');
     const orderId = refOf(submitted);
-    // TRANSACTION.UPDATED and REQUEST.UPDATED: the payment settled by the operator.
+    // TRANSACTION.UPDATED, REQUEST.UPDATED and REPORT.CREATED: the payment settled by the operator.
     const transactionId = await waitFor(async () => {
       const found = r.envelopes().find((e: WebhookEnvelope) => e.event === 'TRANSACTION.CREATED');
       return found ? (found.data.transactionId as string) : undefined;
@@ -209,6 +209,10 @@ describeStores('every event type, caused through the API, delivered and verified
     expect(byEvent('PORTFOLIO.UPDATED').at(-1)!.data.positions).toEqual([
       expect.objectContaining({ instrumentId: assets.data[0].instrumentId, units: assets.data[0].units }),
     ]);
+    // REPORT.CREATED: the executed buy's trade confirmation.
+    expect(
+      byEvent('REPORT.CREATED').map((e) => [e.data.type, (e.data.data as { orderId: string }).orderId]),
+    ).toEqual([['TRADE_CONFIRMATION', orderId]]);
 
     // Each delivery verifies: the SDK (key fetched by id from the server), and two implementations.
     const key = (await t.app.inject({ method: 'GET', url: '/v1/webhooks/key' })).json() as PublishedKey;

@@ -23,6 +23,7 @@ const ACCOUNT = ['ACCOUNT.CREATED', 'ACCOUNT.UPDATED'];
 const ASSET = ['ASSET.CREATED', 'ASSET.UPDATED'];
 const INSTRUMENT = ['INSTRUMENT.CREATED', 'INSTRUMENT.UPDATED'];
 const PORTFOLIO = ['PORTFOLIO.CREATED', 'PORTFOLIO.UPDATED'];
+const REPORT = ['REPORT.CREATED'];
 const EVERY = [
   ...ACCOUNT,
   ...ASSET,
@@ -30,6 +31,7 @@ const EVERY = [
   ...CUSTOMER,
   ...INSTRUMENT,
   ...PORTFOLIO,
+  ...REPORT,
   ...REQUEST,
   ...TRANSACTION,
   ...WEBHOOK,
@@ -53,6 +55,7 @@ const RULES: [string, string[], string[]][] = [
   ['a domain alone: its events (INSTRUMENT)', ['INSTRUMENT'], INSTRUMENT],
   ['a domain with no events emitted (INVESTMENT_TYPE): nothing', ['INVESTMENT_TYPE'], []],
   ['a low-level name alone: that event (ASSET.UPDATED)', ['ASSET.UPDATED'], ['ASSET.UPDATED']],
+  ['a domain alone: its events (REPORT, our low-level name)', ['REPORT'], REPORT],
   ['a low-level name alone: that event (CUSTOMER.CREATED)', ['CUSTOMER.CREATED'], ['CUSTOMER.CREATED']],
   ['a low-level name alone: that event (AUTH.DELETED)', ['AUTH.DELETED'], ['AUTH.DELETED']],
   ['a low-level name alone: that event (WEBHOOK.UPDATED)', ['WEBHOOK.UPDATED'], ['WEBHOOK.UPDATED']],
@@ -86,10 +89,13 @@ describe('subscription rules through subscriptionsCover', () => {
   });
 
   it("unknown names are refused by index: our TRANSACTION.* names are events, not the spec's subscriptions", () => {
-    expect(unknownSubscriptions(['ALL', 'TRANSACTION.CREATED', 'customer', 'REPORT', ' AUTH'])).toEqual([
+    expect(
+      unknownSubscriptions(['ALL', 'TRANSACTION.CREATED', 'customer', 'REPORT', ' AUTH', 'REPORT.CREATED']),
+    ).toEqual([
       { index: 1, name: 'TRANSACTION.CREATED' },
       { index: 2, name: 'customer' },
       { index: 4, name: ' AUTH' },
+      { index: 5, name: 'REPORT.CREATED' },
     ]);
   });
 });

@@ -2,11 +2,13 @@ import {
   ErrorLabel,
   LEDGER_TRANSACTION_TYPES,
   LedgerMessage,
+  monthlyStatementDataSchema,
   REPORT_TYPES,
   reportListResponseSchema,
   reportResponseSchema,
   reportSchema,
   TransactionValidationMessage,
+  tradeConfirmationDataSchema,
   transactionListResponseSchema,
   transactionReferenceSchema,
   transactionResponseSchema,
@@ -26,6 +28,8 @@ export const LEDGER_SHARED_SCHEMAS: [string, z.ZodType][] = [
   ['Transaction', transactionSchema],
   ['TransactionReference', transactionReferenceSchema],
   ['Report', reportSchema],
+  ['TradeConfirmationData', tradeConfirmationDataSchema],
+  ['MonthlyStatementData', monthlyStatementDataSchema],
 ];
 
 const TAG = 'Investments (preview)' as const;
@@ -119,7 +123,8 @@ export const LEDGER_OPERATIONS: Record<string, OperationSpec> = {
     summary: 'List reports, newest first',
     description:
       `Typed, immutable records of a customer (\`type\`: ${REPORT_TYPES.join(', ')}); a correction is a new ` +
-      'report naming the one it `replaces`. `data` is the content its type defines. Filters: `customerId`, ' +
+      'report naming the one it `replaces`. `data` is the content its type defines: `TradeConfirmationData` ' +
+      '(one per execution) or `MonthlyStatementData` (one per account and month). Filters: `customerId`, ' +
       '`type`. Unknown parameters are refused.',
     tag: TAG,
     auth: 'signed',
@@ -137,12 +142,22 @@ export const LEDGER_OPERATIONS: Record<string, OperationSpec> = {
   'GET /v1/reports/:reportId': {
     operationId: 'getReport',
     summary: 'Get a report',
-    description: 'Another organization’s report is answered exactly like a nonexistent one.',
+    description:
+      'JSON by default; with `Accept: application/pdf` (ranked above application/json) the same report as ' +
+      'a PDF carrying every figure of its `data`. `data` is a `TradeConfirmationData` or a ' +
+      '`MonthlyStatementData` (components). Another organization’s report is answered exactly like a ' +
+      'nonexistent one.',
     tag: TAG,
     auth: 'signed',
     preview: true,
     successes: [
-      { status: 200, description: 'The report', name: 'ReportResponse', schema: reportResponseSchema },
+      {
+        status: 200,
+        description: 'The report',
+        name: 'ReportResponse',
+        schema: reportResponseSchema,
+        alternatives: [{ mediaType: 'application/pdf', description: 'The report as a PDF document' }],
+      },
     ],
     errors: byIdErrors('report', LedgerMessage.reportNotFound),
   },

@@ -102,6 +102,8 @@ export function startHousekeeping(
   now: () => Date = () => new Date(),
   /** The outbox for the ASSET and PORTFOLIO events of settled units. */
   events: EventOutbox = NO_EVENTS,
+  /** The month's statements once due (services/reports/statement.ts); returns how many it wrote. */
+  statements?: (now: Date) => Promise<number>,
 ): { stop(): void } {
   let running = false;
   const run = async () => {
@@ -113,6 +115,9 @@ export function startHousekeeping(
       // Executions whose settlement date has come are SETTLED (docs/market.md, "Executions").
       const settled = await settleDueExecutions(db, now(), events);
       if (settled > 0) log.info({ settled }, 'housekeeping: executions settled');
+      // The month before's statements, from 01:00 EAT on the 1st; later ticks find none left to write.
+      const written = (await statements?.(now())) ?? 0;
+      if (written > 0) log.info({ written }, 'housekeeping: monthly statements written');
       if (Object.values(counts).some((n) => n > 0)) {
         log.info({ deleted: counts }, 'housekeeping: expired records purged');
       }

@@ -226,7 +226,30 @@ export async function getTransaction(
   return row && presentTransaction(row);
 }
 
-type ReportRow = {
+/**
+ * A customer's transactions booked in [from, before): money movements once their money entry is
+ * written, unit movements at their entry, oldest booking first (a monthly statement's lines).
+ */
+export async function bookedTransactions(
+  db: Queryable,
+  owner: { organizationId: string; customerId: string },
+  from: Date,
+  before: Date,
+): Promise<Transaction[]> {
+  const [start, end] = [from.toISOString(), before.toISOString()];
+  const { organizationId, customerId } = owner;
+  const found = await rows<TransactionRow>(
+    db,
+    sql`select * from ((${moneySelect(sql`o.organization_id = ${organizationId} and o.customer_id = ${customerId}
+    and me.created_at >= ${start}::timestamptz and me.created_at < ${end}::timestamptz`)})
+  union all (${unitsSelect(sql`le.organization_id = ${organizationId} and le.customer_id = ${customerId}
+    and le.created_at >= ${start}::timestamptz and le.created_at < ${end}::timestamptz`)})) m
+  order by "bookedAt"::timestamptz, ledger, sort_at, id`,
+  );
+  return found.map(presentTransaction);
+}
+
+export type ReportRow = {
   id: string;
   customerId: string;
   type: ReportType;
@@ -235,9 +258,9 @@ type ReportRow = {
   data: Record<string, unknown>;
 };
 
-const reportColumns = sql`id, customer_id as "customerId", type, replaces, created_at::text as "createdAt", data`;
+export const reportColumns = sql`id, customer_id as "customerId", type, replaces, created_at::text as "createdAt", data`;
 
-const presentReport = (row: ReportRow): Report => ({
+export const presentReport = (row: ReportRow): Report => ({
   id: row.id,
   customerId: row.customerId,
   type: row.type,

@@ -1,5 +1,6 @@
 import type { MarketGate } from '../market/trading.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
+import type { ReportSettings } from '../reports/write.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 
 /**
@@ -8,9 +9,13 @@ import type { EventOutbox } from '../webhooks/outbox.ts';
  * written in the same transaction), and the market's gate (whether a paid buy may execute now).
  * The AppContext and the payment pipeline's deps both are one. Without `market`, a paid buy
  * executes at once (as with market hours not enforced): only tests build deps without it.
+ * An execution's TRADE_CONFIRMATION names the platform of `config` (services/reports/confirmation.ts;
+ * none: the sandbox's). The investments events (ACCOUNT, ASSET, PORTFOLIO, REPORT) follow
+ * `events.investments`.
  */
 export type OrderDeps = {
   registry: AdapterRegistry;
   events: EventOutbox;
   market?: MarketGate;
+  config?: ReportSettings;
 };

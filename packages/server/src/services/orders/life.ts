@@ -30,6 +30,7 @@ import {
   TRANSACTION_COLUMNS,
   type TransactionRow,
 } from '../payments/transaction-row.ts';
+import { writeTradeConfirmation } from '../reports/confirmation.ts';
 import { type EventOutbox, NO_EVENTS } from '../webhooks/outbox.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, ORDER_COLUMNS, type OrderRow, type SelectedOrder, setOrderStatus } from './lock-order.ts';
@@ -192,6 +193,7 @@ export async function placeSell(
     price: stock.price,
     priceAsOf: stock.priceAsOf,
     market: stock.market,
+    deps,
   });
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
@@ -326,6 +328,7 @@ returning ${ORDER_COLUMNS}, (select created from held) as "holdingCreated"`,
     price: stock.price,
     priceAsOf: stock.priceAsOf,
     market: stock.market,
+    deps,
   });
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   await emitPositionChanged(tx, deps.events, {
@@ -369,7 +372,7 @@ export async function executeWaitingBuys(db: Db, deps: OrderDeps, limit = 100): 
  * Records what an order executed (in the transaction that executed it): units, the price and its
  * as-of time, the execution time and the settlement date, T+N trading days of the instrument's
  * market counted from the execution's local date; and the same movement, signed, in the units
- * ledger (docs/market.md, "Executions" and "The ledger").
+ * ledger (docs/market.md, "Executions" and "The ledger"); and its trade confirmation (a report).
  */
 async function recordExecution(
   tx: Tx,
@@ -381,6 +384,8 @@ async function recordExecution(
     priceAsOf: string | null;
     /** The instrument's market (its MIC). */
     market: string;
+    /** The confirmation's issuer and outbox. */
+    deps: OrderDeps;
   },
 ): Promise<void> {
   const { order } = input;
@@ -404,6 +409,7 @@ select ${createId()}, ${order.organizationId}, ${order.customerId}, ${order.stoc
   ${input.side}, ${signed}::numeric
 from e`,
   );
+  await writeTradeConfirmation(tx, order.id, input.deps);
 }
 
 // ---- settling ----

@@ -48,7 +48,7 @@ export type Resolved = {
   queued: boolean;
 };
 
-export type ResolveDeps = Pick<PipelineDeps, 'db' | 'events' | 'registry' | 'market' | 'log'>;
+export type ResolveDeps = Pick<PipelineDeps, 'db' | 'events' | 'registry' | 'market' | 'log' | 'config'>;
 
 type Input = Resolution & { transactionId: string; sourceAddress: string; now: Date };
 type Done = { newTransactionId?: string; queued: boolean };

@@ -22,6 +22,7 @@ export function pipelineDeps(ctx: AppContext, log: Log): Omit<PipelineDeps, 'bre
     market: ctx.market,
     clock: () => new Date(),
     settings: ctx.config,
+    config: ctx.config,
   };
 }
 

@@ -31,6 +31,8 @@ export type PipelineDeps = {
   market?: import('../../market/trading.ts').MarketGate;
   clock: () => Date;
   settings: PipelineSettings;
+  /** A settlement that executes a buy writes its trade confirmation (issuer, REPORT.CREATED): orders/deps.ts. */
+  config?: import('../../reports/write.ts').ReportSettings;
   /** Per-adapter circuit breakers of this process (worker.ts); absent: every adapter is called. */
   breakers?: import('./breaker.ts').Breakers;
   /** Runs this instance's worker soon (a settlement queued a refund, a request is due again). */
