@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { MarketGate } from '../market/trading.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
+import type { SmsOutbox } from '../sms/queue.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 
 /**
@@ -16,5 +17,7 @@ export type OrderDeps = {
   registry: AdapterRegistry;
   events: EventOutbox;
   market?: MarketGate;
+  /** The investor SMS outbox (docs/sms.md): absent, no SMS is queued. */
+  sms?: SmsOutbox;
   config?: Pick<Config, 'INVESTMENTS_PREVIEW'>;
 };

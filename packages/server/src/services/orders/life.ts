@@ -29,6 +29,7 @@ import {
   TRANSACTION_COLUMNS,
   type TransactionRow,
 } from '../payments/transaction-row.ts';
+import { executionSms, paymentSms } from '../sms/messages.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, ORDER_COLUMNS, type OrderRow, type SelectedOrder, setOrderStatus } from './lock-order.ts';
 import { emitOrderEvent } from './order-events.ts';
@@ -191,6 +192,7 @@ export async function placeSell(
     priceAsOf: stock.priceAsOf,
     market: stock.market,
   });
+  await deps.sms?.queue(tx, executionSms(order, msisdn));
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const disbursement = await createTransaction({
@@ -234,6 +236,7 @@ export async function paymentSettled(
   deps: OrderDeps,
 ): Promise<TransactionRef[]> {
   if (settled.status === 'SUCCESS') await recordMoney(tx, order, settled);
+  await deps.sms?.queue(tx, paymentSms(order, settled));
   if (settled.type !== 'INCOMING') return [];
   if (settled.status !== 'SUCCESS') {
     if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, deps.events, order.id, 'FAILED');
@@ -322,6 +325,7 @@ returning ${ORDER_COLUMNS}`,
     priceAsOf: stock.priceAsOf,
     market: stock.market,
   });
+  await deps.sms?.queue(tx, executionSms(executed));
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   // Whole units leave part of the amount unspent: it goes back (a fractional buy spends it all,
   // less what rounding the units down to 4 decimals leaves, under a hundredth of a cent a unit).
