@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
+import { SERVER_FILES } from '../lib/package-paths.ts';
 
 /*
  * The investor's languages (docs/languages.md). Every text a customer reads (USSD screens, SMS) is
@@ -20,7 +22,8 @@ export function isLanguage(value: unknown): value is Language {
 type Catalogue = Readonly<Record<string, string>>;
 
 function load(language: Language): Catalogue {
-  const file = new URL(`./messages/${language}.json`, import.meta.url);
+  // Through the package's directory: bundled into packages/cli/dist, import.meta.url is elsewhere.
+  const file = path.join(SERVER_FILES.i18nMessages, `${language}.json`);
   return JSON.parse(readFileSync(file, 'utf8')) as Catalogue;
 }
 
