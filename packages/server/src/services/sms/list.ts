@@ -73,3 +73,18 @@ export async function listSms(db: Queryable, filter: SmsFilter) {
     deliveredAt: dateOf(row.deliveredAt),
   }));
 }
+
+/**
+ * The SMS sent to a customer's number (the sandbox handset's inbox), newest first: every one the
+ * gateway took, whichever customer record of the organization caused it.
+ */
+export async function smsOfNumber(db: Queryable, organizationId: string, customerId: string, limit = 20) {
+  const found = await rows<{ id: string; text: string; state: SmsState; sentAt: string }>(
+    db,
+    sql`select m.id, m.text, m.state, m.sent_at::text as "sentAt" from sms_messages m
+  join customers c on c.id = ${customerId} and c.organization_id = ${organizationId}
+  where m.organization_id = ${organizationId} and m.msisdn = c.msisdn and m.sent_at is not null
+  order by m.sent_at desc, m.id desc limit ${limit}`,
+  );
+  return found.map((row) => ({ ...row, sentAt: dateOf(row.sentAt) }));
+}
