@@ -47,7 +47,8 @@ describe.skipIf(!process.env.DATABASE_URL)('investor SMS across SIGKILL', () => 
       SANDBOX_SETTLE_MS: '100',
       RATE_LIMIT_GLOBAL: '100000/60s',
       RATE_LIMIT_TOKEN: '100000/60s',
-      SMS_LEASE_SECONDS: '2',
+      SMS_LEASE_SECONDS: '3',
+      AT_SMS_REQUEST_TIMEOUT_MS: '2500',
       SMS_WORKER_INTERVAL_MS: '100',
     };
     // The first process never sends an SMS: its worker would start in 10 minutes.

@@ -186,6 +186,15 @@ describe('SMS gateway settings', () => {
       callbackUrl: `https://api.example.com/v1/sms/callbacks/africastalking/${TOKEN}`,
       timeoutMs: 15_000,
     });
+    expect(() =>
+      loadConfig({
+        AT_SMS_USERNAME: 'sandbox',
+        AT_SMS_API_KEY: 'k',
+        AT_SMS_CALLBACK_TOKEN: TOKEN,
+        SMS_LEASE_SECONDS: '10',
+        AT_SMS_REQUEST_TIMEOUT_MS: '15000',
+      }),
+    ).toThrow('AT_SMS_REQUEST_TIMEOUT_MS: must be below SMS_LEASE_SECONDS (10000 ms)');
     expect(
       atSmsSettingsFrom(
         { AT_SMS_USERNAME: 'acme', AT_SMS_API_KEY: 'k', AT_SMS_CALLBACK_TOKEN: TOKEN },

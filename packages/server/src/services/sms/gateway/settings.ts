@@ -56,8 +56,20 @@ export type AtSmsSettings = {
 
 type Env = { [K in keyof typeof AT_SMS_ENV_SHAPE]?: z.output<(typeof AT_SMS_ENV_SHAPE)[K]> };
 
-export function atSmsSettingsFrom(env: Env, publicBaseUrl: string): AtSmsSettings | undefined {
+/**
+ * The settings once the required set is complete (config.ts checks all-or-none). A send must end
+ * before its claim's lease (SMS_LEASE_SECONDS, parsed with the rest): otherwise another worker takes
+ * the SMS over while the gateway may still be taking it.
+ */
+export function atSmsSettingsFrom(
+  env: Env & { SMS_LEASE_SECONDS?: number },
+  publicBaseUrl: string,
+): AtSmsSettings | undefined {
   if (env.AT_SMS_USERNAME === undefined && env.AT_SMS_API_KEY === undefined) return undefined;
+  const timeoutMs = env.AT_SMS_REQUEST_TIMEOUT_MS ?? 15_000;
+  const leaseMs = (env.SMS_LEASE_SECONDS ?? 60) * 1000;
+  if (timeoutMs >= leaseMs)
+    throw new Error(`AT_SMS_REQUEST_TIMEOUT_MS: must be below SMS_LEASE_SECONDS (${leaseMs} ms)`);
   const username = env.AT_SMS_USERNAME as string;
   const callbackToken = env.AT_SMS_CALLBACK_TOKEN as string;
   return {
@@ -69,6 +81,6 @@ export function atSmsSettingsFrom(env: Env, publicBaseUrl: string): AtSmsSetting
     ...(env.AT_SMS_SENDER_ID ? { senderId: env.AT_SMS_SENDER_ID } : {}),
     callbackToken,
     callbackUrl: `${publicBaseUrl.replace(/\/+$/, '')}${AT_SMS_CALLBACK_PATH}/${callbackToken}`,
-    timeoutMs: env.AT_SMS_REQUEST_TIMEOUT_MS ?? 15_000,
+    timeoutMs,
   };
 }
