@@ -1,6 +1,8 @@
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { one } from '../../src/db/query.ts';
 import { seedSandbox } from '../../src/services/sandbox/seed.ts';
 import { createSmsOutbox } from '../../src/services/sms/queue.ts';
 import { sandboxInbox } from '../../src/services/sms/sandbox-inbox.ts';
@@ -60,6 +62,28 @@ describeStores('the sandbox SMS inbox on %s', (store) => {
     ]);
     expect(texts.every(([, state]: string[]) => state === 'SENT')).toBe(true);
     expect((await t.app.inject({ url: '/sandbox/api/sms/not-an-id' })).statusCode).toBe(400);
+  });
+
+  it('an app without a gateway (and not serving the sandbox inbox) queues nothing', async () => {
+    expect(t.ctx.config.sms).toBeUndefined();
+    expect(t.ctx.sms.enabled).toBe(false);
+    const { organization, data } = (await t.app.inject({ url: '/sandbox/api/customers' })).json();
+    const customer = (data as Array<{ id: string; msisdn: string | null }>).find((c) => c.msisdn)!;
+    const queued = await t.ctx.database.db.transaction((tx) =>
+      t.ctx.sms.queue(tx, {
+        organizationId: organization.id,
+        customerId: customer.id,
+        kind: 'PAYOUT',
+        eventKey: `sandbox-test:none:${customer.id}`,
+        values: { amount: '1.00', currency: 'KES', order: 'none', last4: '0000' },
+      }),
+    );
+    expect(queued).toBe(false);
+    const row = await one<{ n: number }>(
+      t.ctx.database.db,
+      sql`select count(*)::int as n from sms_messages where event_key = ${`sandbox-test:none:${customer.id}`}`,
+    );
+    expect(row).toEqual({ n: 0 });
   });
 
   it('the handset page has the inbox panel', async () => {
