@@ -173,6 +173,23 @@ describeStores('investor SMS on %s', (store) => {
     expect(received(first.msisdn)).toHaveLength(1);
   });
 
+  it('an SMS queued in a transaction that rolls back does not exist', async () => {
+    const { partner, customerId } = await customer();
+    const rolledBack = t.ctx.database.db.transaction(async (tx) => {
+      const queuedNow = await t.ctx.sms.queue(tx, {
+        organizationId: partner.organizationId,
+        customerId,
+        kind: 'PAYOUT',
+        eventKey: `test:${randomInt(1e9)}`,
+        values: { amount: '5.00', currency: 'KES', order: 'x', last4: '0000' },
+      });
+      expect(queuedNow).toBe(true);
+      throw new Error('the cause failed');
+    });
+    await expect(rolledBack).rejects.toThrow('the cause failed');
+    expect(await smsOf(customerId)).toEqual([]);
+  });
+
   it.each([
     ['invalid-number', 403],
     ['insufficient-balance', 405],
