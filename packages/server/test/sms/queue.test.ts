@@ -206,6 +206,9 @@ describeStores('investor SMS on %s', (store) => {
         expect(sms).toMatchObject({ state: 'REFUSED', statusCode: code, attempts: 1 });
         await worker.settled();
         expect((await smsOf(customerId))[0]?.attempts).toBe(1);
+        expect(await t.ctx.metrics.registry.metrics()).toMatch(
+          /^sms_sends_total\{outcome="refused"\} [1-9]/m,
+        );
         const listed = await listSms(t.ctx.database.db, {
           organizationId: partner.organizationId,
           limit: 10,

@@ -14,6 +14,9 @@ export type SmsWorker = {
 
 const BATCH = 10;
 
+/** The sms_sends_total label of each state a hand-over leaves an SMS in. */
+const SMS_OUTCOMES = { SENT: 'sent', REFUSED: 'refused', QUEUED: 'retried', FAILED: 'failed' } as const;
+
 export type SmsWorkerOptions = {
   /** Tests only: claim this organization's SMS alone (the shared PostgreSQL holds other suites'). */
   organizations?: ReadonlySet<string>;
@@ -22,7 +25,10 @@ export type SmsWorkerOptions = {
 
 /** One pass: claim due SMS, hand each to the gateway, record each outcome. True when there may be more. */
 export async function runSmsOnce(
-  ctx: Pick<AppContext, 'database'> & { config: SmsRetrySettings & { SMS_LEASE_SECONDS: number } },
+  ctx: Pick<AppContext, 'database'> & {
+    config: SmsRetrySettings & { SMS_LEASE_SECONDS: number };
+    metrics?: Pick<AppContext['metrics'], 'smsSends'>;
+  },
   gateway: SmsGateway,
   log: Log,
   options: SmsWorkerOptions = {},
@@ -41,7 +47,8 @@ export async function runSmsOnce(
       const outcome = exhausted ? undefined : await gateway.send({ to: sms.msisdn, message: sms.text });
       const change = exhausted ?? afterSend(sms, outcome!, ctx.config, new Date());
       try {
-        await settleSms(db, sms, change, new Date());
+        if (await settleSms(db, sms, change, new Date()))
+          ctx.metrics?.smsSends.inc({ outcome: SMS_OUTCOMES[change.state] });
         if (change.state === 'REFUSED' || change.state === 'FAILED')
           log.warn({ sms: sms.id, state: change.state, outcome: outcome?.kind }, 'investor SMS not sent');
       } catch (err) {
