@@ -87,6 +87,17 @@ org
       }),
     ),
   );
+org
+  .command('sms')
+  .description("turn an organization's investor SMS on or off (docs/sms.md); off: its partner sends its own")
+  .argument('<organizationId>')
+  .argument('<switch>', 'on or off')
+  .action(
+    adminAction(async (call, id: string, value: string) => {
+      if (value !== 'on' && value !== 'off') throw new Error('the switch must be on or off');
+      return call('PATCH', `/admin/organizations/${encodeURIComponent(id)}`, { smsEnabled: value === 'on' });
+    }),
+  );
 
 const credential = program.command('credential').description('API credentials of an organization');
 credential
@@ -421,10 +432,53 @@ sandbox
     ),
   );
 
+const sms = program.command('sms').description('investor SMS (docs/sms.md)');
+sms
+  .command('list')
+  .description('investor SMS, newest first; refused, failed and undelivered ones are marked !')
+  .option('--state <state>', 'QUEUED, SENDING, SENT, DELIVERED, UNDELIVERED, REFUSED or FAILED')
+  .option('--org <organizationId>')
+  .option('--customer <customerId>')
+  .option('--limit <n>', 'at most this many', '100')
+  .action(async (o: { state?: string; org?: string; customer?: string; limit: string }, command: Command) => {
+    const query = new URLSearchParams({
+      ...(o.state ? { state: o.state.toUpperCase() } : {}),
+      ...(o.org ? { organizationId: o.org } : {}),
+      ...(o.customer ? { customerId: o.customer } : {}),
+      limit: o.limit,
+    });
+    await adminAction(async (call, _command: Command) => {
+      const listed = await call<{ data: SmsLine[] }>('GET', `/admin/sms?${query}`);
+      if (command.optsWithGlobals().json) return listed;
+      return listed.data.map(smsLine).join('\n') || 'no SMS';
+    })(command);
+  });
+
+type SmsLine = {
+  id: string;
+  state: string;
+  attention: boolean;
+  kind: string;
+  msisdn: string;
+  createdAt: string;
+  statusCode: number | null;
+  gatewayStatus: string | null;
+  deliveryStatus: string | null;
+  lastError: string | null;
+};
+
+/** One SMS as a line; what needs the operator starts with `!` (refused, failed, undelivered). */
+function smsLine(s: SmsLine): string {
+  const why = [s.statusCode, s.gatewayStatus, s.deliveryStatus, s.lastError]
+    .filter((x) => x !== null)
+    .join(' ');
+  return `${s.attention ? '!' : ' '} ${s.createdAt}  ${s.state.padEnd(11)} ${s.kind.padEnd(14)} ${s.msisdn}  ${s.id}${why ? `  ${why}` : ''}`;
+}
+
 const fakeProvider = program
   .command('fake-provider')
   .description(
-    'run a local fake of an outside provider (mobile money, the price feed), to rehearse go-live (docs/payments.md, docs/market.md)',
+    'run a local fake of an outside provider (mobile money, the price feed, SMS), to rehearse go-live (docs/payments.md, docs/market.md, docs/sms.md)',
   );
 /** Prints what the server needs to talk to a fake, then serves until SIGINT or SIGTERM. */
 async function serveFake(
@@ -451,6 +505,15 @@ const portOf = (value: string): number | undefined => {
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
 };
 
+/** --port and --scenario of a fake, checked: the port, or undefined (exit 2, one line said why). */
+function portWithScenario(o: { port: string; scenario: string }, scenarios: readonly string[]) {
+  const port = portOf(o.port);
+  if (port !== undefined && scenarios.includes(o.scenario)) return port;
+  process.stderr.write(`partner-api: --port must be 0-65535; --scenario one of ${scenarios.join(', ')}\n`);
+  process.exitCode = 2;
+  return undefined;
+}
+
 fakeProvider
   .command('prices')
   .description(
@@ -461,17 +524,35 @@ fakeProvider
   .option('--scenario <name>', 'normal | stale | missing | jump | outage | malformed', 'normal')
   .action(async (o: { port: string; host: string; scenario: string }) => {
     const { FAKE_PRICES_ENV, startFakePrices } = await import('@partner-api/fakes');
-    const port = portOf(o.port);
-    const scenarios = ['normal', 'stale', 'missing', 'jump', 'outage', 'malformed'];
-    if (port === undefined || !scenarios.includes(o.scenario)) {
-      process.stderr.write(
-        `partner-api: --port must be 0-65535; --scenario one of ${scenarios.join(', ')}\n`,
-      );
-      process.exitCode = 2;
-      return;
-    }
+    const port = portWithScenario(o, ['normal', 'stale', 'missing', 'jump', 'outage', 'malformed']);
+    if (port === undefined) return;
     const fake = await startFakePrices({ port, host: o.host, scenario: o.scenario as 'normal' });
     await serveFake('price feed', fake, FAKE_PRICES_ENV(fake));
+  });
+
+fakeProvider
+  .command('sms')
+  .description(
+    "a fake Africa's Talking SMS API: POST /version1/messaging, delivery reports, refusals (405, 403, 406, 409), 5xx, missing or late reports",
+  )
+  .option('--port <port>', 'port to listen on (0: any free port)', '9005')
+  .option('--host <address>', 'address to listen on', '127.0.0.1')
+  .option(
+    '--callback-url <url>',
+    "where it posts delivery reports (Africa's Talking's dashboard setting): the server's route",
+  )
+  .option('--scenario <name>', 'the scenario of every send (POST /__fake/queue for one)', 'normal')
+  .action(async (o: { port: string; host: string; callbackUrl?: string; scenario: string }) => {
+    const { FAKE_AT_SMS_ENV, FAKE_AT_SMS_SCENARIOS, startFakeAtSms } = await import('@partner-api/fakes');
+    const port = portWithScenario(o, FAKE_AT_SMS_SCENARIOS);
+    if (port === undefined) return;
+    const fake = await startFakeAtSms({
+      port,
+      host: o.host,
+      callbackUrl: o.callbackUrl,
+      scenario: o.scenario as 'normal',
+    });
+    await serveFake("Africa's Talking SMS", fake, FAKE_AT_SMS_ENV(fake));
   });
 
 fakeProvider

@@ -76,6 +76,7 @@ describe.each([
     ['--target-environment', 'mtnuganda', '--currency', 'UGX'],
   ],
   ['airtel', 'AIRTEL_BASE_URL', /^AIRTEL_COUNTRY=KE$/m, []],
+  ['sms', 'AT_SMS_BASE_URL', /^AT_SMS_USERNAME=sandbox$/m, []],
 ] as const)('partner-api fake-provider %s', (provider, urlVariable, expected, extra) => {
   it('serves the fake, prints the server settings for it, and stops on SIGTERM', async () => {
     const child = spawn(

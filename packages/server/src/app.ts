@@ -28,6 +28,7 @@ import { callerCacheOf } from './services/auth/caller-cache.ts';
 import { createTokenCodec } from './services/auth/tokens.ts';
 import { callbackPipelineFor } from './services/payments/pipeline/start.ts';
 import { PAYMENT_PROVIDERS } from './services/payments/providers/index.ts';
+import { smsReportRoutes } from './services/sms/routes.ts';
 
 export type BuildOptions = LogOptions;
 
@@ -84,6 +85,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
           pipeline: ctx.callbackPipeline,
         });
       }
+      // The SMS gateway's delivery reports (docs/sms.md), when a gateway is configured.
+      if (ctx.config.sms) await v1.register(smsReportRoutes, { ctx, settings: ctx.config.sms });
       await v1.register(async (authenticated) => {
         authenticated.addHook('preValidation', createAuthenticator(ctx, codec));
         await authenticated.register(oauthRoutes, deps);
@@ -118,7 +121,7 @@ type RouteOptions = FastifyRequest['routeOptions'];
  * method, slashes or case: a request no route matched (a GET, PUT or DELETE probing the path) is
  * logged with it replaced too.
  */
-const CALLBACK_TOKEN_IN_PATH = /^(\/+v1\/+payments\/+callbacks\/+[^/]+\/+)[^/]+/i;
+const CALLBACK_TOKEN_IN_PATH = /^(\/+v1\/+(?:payments|sms)\/+callbacks\/+[^/]+\/+)[^/]+/i;
 
 /** The path without its query string, and with a path token replaced (services/payments/providers/mpesa/routes.ts). */
 function loggedPath(request: FastifyRequest, { url: route, config }: RouteOptions): string | undefined {

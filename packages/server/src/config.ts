@@ -142,6 +142,14 @@ export const configSchema = z.object({
   PAYMENT_MAX_PENDING_SECONDS: positiveInt.default(3600),
   PAYMENT_BREAKER_THRESHOLD: positiveInt.default(5),
   PAYMENT_BREAKER_COOLDOWN_MS: positiveInt.default(30_000),
+  /** The investor SMS queue (docs/sms.md, "The queue"): each instance's worker, its lease and retries. */
+  SMS_WORKER_INTERVAL_MS: positiveInt.default(1000),
+  /** Delay before this instance's SMS worker first runs (tests: a crash window). */
+  SMS_WORKER_START_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  SMS_LEASE_SECONDS: positiveInt.default(60),
+  SMS_MAX_ATTEMPTS: positiveInt.max(100, 'must be at most 100').default(10),
+  SMS_BACKOFF_BASE_MS: positiveInt.default(5_000),
+  SMS_BACKOFF_MAX_MS: positiveInt.default(600_000),
   /**
    * Orders only in the NSE's continuous session and at a fresh price (docs/market.md, "Orders and
    * market hours"): `enforced`, or `always-open`. Unset: enforced in production, always open in the

@@ -8,6 +8,7 @@ import type { MarketGate } from './services/market/trading.ts';
 import type { CallbackPipeline } from './services/payments/callback-pipeline.ts';
 import type { AdapterRegistry } from './services/payments/pipeline/adapter.ts';
 import type { PaymentWorker } from './services/payments/pipeline/worker.ts';
+import type { SmsOutbox } from './services/sms/queue.ts';
 import type { EventOutbox } from './services/webhooks/outbox.ts';
 import type { Lookup } from './services/webhooks/target.ts';
 import type { WebhookWorker } from './services/webhooks/worker.ts';
@@ -33,6 +34,11 @@ export interface AppContext {
    * no event is written while the spec says none are delivered.
    */
   events: EventOutbox;
+  /**
+   * The investor SMS outbox (services/sms/queue.ts): NO_SMS unless an SMS gateway is configured (or
+   * the sandbox inbox runs: server.ts), so nothing is queued that nothing would send.
+   */
+  sms: SmsOutbox;
   /** Whether a paid buy may execute now (services/market/trading.ts): session and price age. */
   market: MarketGate;
   /**

@@ -1,12 +1,13 @@
 import { priceFeedProvider } from './services/market/feed/index.ts';
 import { PAYMENT_PROVIDERS } from './services/payments/providers/index.ts';
+import { smsGatewayProvider } from './services/sms/gateway/index.ts';
 
 /**
  * Every outside service the server calls, each a module of one shape (README, "Outside providers:
- * one module shape"): the payment providers, then the price feed. config.ts spreads their variables
+ * one module shape"): the payment providers, the price feed, the SMS gateway. config.ts spreads their variables
  * into its schema and builds their settings in this order.
  */
-export const PROVIDERS = [...PAYMENT_PROVIDERS, priceFeedProvider] as const;
+export const PROVIDERS = [...PAYMENT_PROVIDERS, priceFeedProvider, smsGatewayProvider] as const;
 
 export type Provider = (typeof PROVIDERS)[number];
 

@@ -7,6 +7,7 @@ import { createMetrics } from './lib/metrics.ts';
 import { loadSecrets } from './lib/secrets.ts';
 import { marketGate } from './services/market/trading.ts';
 import { createAdapterRegistry } from './services/payments/registry.ts';
+import { createSmsOutbox, NO_SMS } from './services/sms/queue.ts';
 import { createOutbox, NO_EVENTS } from './services/webhooks/outbox.ts';
 
 export type RuntimeOptions = {
@@ -15,6 +16,8 @@ export type RuntimeOptions = {
   /** A dump of a migrated embedded store that an in-memory store starts from (tests: about 1 s less). */
   storeTemplate?: Blob;
   rateLimitPrefix?: string;
+  /** Queue investor SMS without a gateway, for the sandbox inbox (server.ts in the sandbox only). */
+  smsSandboxInbox?: boolean;
 };
 
 /** Longest a rate-limit decision waits for Redis before falling back to memory. */
@@ -70,6 +73,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           investments: config.INVESTMENTS_PREVIEW,
         })
       : NO_EVENTS,
+    sms: config.sms || options.smsSandboxInbox ? createSmsOutbox() : NO_SMS,
     // Replaced below: the gate reads this runtime's clock and settings at each call.
     market: async () => new Date(),
     async close() {

@@ -16,6 +16,9 @@ import { executeWaitingBuys } from './services/orders/life.ts';
 import { startPayments } from './services/payments/pipeline/start.ts';
 import { monthlyStatementsTask } from './services/reports/statement.ts';
 import { seedSandbox } from './services/sandbox/seed.ts';
+import { smsGatewayProvider } from './services/sms/gateway/index.ts';
+import { sandboxInbox } from './services/sms/sandbox-inbox.ts';
+import { startSmsWorker } from './services/sms/worker.ts';
 import { startWebhookWorker } from './services/webhooks/worker.ts';
 
 /** Exit code for a refusal to start (bad configuration, DATA_DIR in use). */
@@ -124,11 +127,14 @@ export async function serve(env: Env = process.env): Promise<void> {
   const config = configOrExit(env);
   const releaseLock = await lockOrExit(config);
 
-  const runtime = await createRuntime(config).catch((error: Error) => {
-    if (error instanceof SecretsFileError) fail(error.message);
-    process.stderr.write(`partner-api: cannot open the store: ${error.message}\n`);
-    process.exit(1);
-  });
+  // The sandbox without an SMS gateway queues investor SMS for its inbox (docs/sms.md, "Sandbox").
+  const runtime = await createRuntime(config, { smsSandboxInbox: config.APP_ENV === 'sandbox' }).catch(
+    (error: Error) => {
+      if (error instanceof SecretsFileError) fail(error.message);
+      process.stderr.write(`partner-api: cannot open the store: ${error.message}\n`);
+      process.exit(1);
+    },
+  );
   const app = await buildApp(runtime);
   const admin = await buildAdminApp(runtime);
 
@@ -155,6 +161,14 @@ export async function serve(env: Env = process.env): Promise<void> {
       )
     : undefined;
   runtime.feedWorker = feed;
+  // Investor SMS (docs/sms.md): through the configured gateway; in the sandbox without one, into the
+  // sandbox inbox the handset shows. Every instance runs a worker; none without a gateway.
+  const smsGateway = config.sms
+    ? smsGatewayProvider.createGateway(config.sms)
+    : runtime.sms.enabled
+      ? sandboxInbox
+      : undefined;
+  const sms = smsGateway ? startSmsWorker(runtime, smsGateway, app.log) : undefined;
   // Every 10 minutes, the day's book against the pooled position (docs/market.md, "The operator's book").
   const watchBook = () =>
     checkBook(runtime, app.log).catch((error: unknown) => app.log.warn({ err: error }, 'book check failed'));
@@ -188,6 +202,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     await payments.stop();
     await webhooks?.stop();
     await feed?.stop();
+    await sms?.stop();
     await runtime.close();
     await releaseLock?.();
   };

@@ -74,13 +74,24 @@ export class FakeCore<
     return Object.fromEntries(this.#processed);
   }
 
-  /** Sends `entry.body` to `entry.url` as JSON, fills in our route's answer and logs the callback. */
-  async sendCallback(entry: Callback, method: 'POST' | 'PUT' = 'POST', timeoutMs = 5000): Promise<Callback> {
+  /**
+   * Sends `entry.body` to `entry.url` as JSON (or form-encoded, as Africa's Talking posts its
+   * reports), fills in our route's answer and logs the callback.
+   */
+  async sendCallback(
+    entry: Callback,
+    method: 'POST' | 'PUT' = 'POST',
+    timeoutMs = 5000,
+    encoding: 'json' | 'form' = 'json',
+  ): Promise<Callback> {
     try {
+      const form = encoding === 'form';
       const response = await fetch(entry.url, {
         method,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(entry.body),
+        headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' },
+        body: form
+          ? new URLSearchParams(entry.body as Record<string, string>).toString()
+          : JSON.stringify(entry.body),
         signal: AbortSignal.any([this.#aborter.signal, AbortSignal.timeout(timeoutMs)]),
       });
       entry.status = response.status;

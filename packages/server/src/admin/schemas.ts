@@ -17,7 +17,7 @@ export const organizationCreateBody = z.strictObject({
 
 export const organizationPatchBody = organizationCreateBody
   .partial()
-  .extend({ isActive: z.boolean().optional() });
+  .extend({ isActive: z.boolean().optional(), smsEnabled: z.boolean().optional() });
 
 const trustedIps = z.array(z.string().refine(isIpOrCidr, 'must be an IP address or CIDR range')).max(100);
 

@@ -8,6 +8,7 @@ import { listOrdersForAdmin } from '../services/orders/list-for-admin.ts';
 import { listStuck, reconcileNow, showTransaction } from '../services/payments/pipeline/operator.ts';
 import { RESOLVE_ACTIONS, resolvePayment } from '../services/payments/pipeline/resolve.ts';
 import { settleByHand } from '../services/payments/settle-by-hand.ts';
+import { listSms, SMS_STATES } from '../services/sms/list.ts';
 import { upsertStocks } from '../services/stocks/upsert.ts';
 import { idParams } from './schemas.ts';
 
@@ -57,6 +58,17 @@ const ordersQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+const smsQuery = z.strictObject({
+  state: z.enum(SMS_STATES, { error: `state must be one of ${SMS_STATES.join(', ')}` }).optional(),
+  organizationId: z.string().min(1).max(64).optional(),
+  customerId: z.string().min(1).max(64).optional(),
+  msisdn: z
+    .string()
+    .regex(/^\d{7,15}$/, 'msisdn must be 7 to 15 digits')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
 const stuckQuery = z.strictObject({
   olderThanSeconds: z.coerce.number().int().min(0).max(31_536_000).default(300),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
@@ -96,6 +108,10 @@ export function registerTradingRoutes(app: FastifyInstance, ctx: AppContext): vo
   app.get('/admin/orders', { schema: { querystring: ordersQuery } }, async (request) =>
     listOrdersForAdmin(db, request.query as z.output<typeof ordersQuery>),
   );
+  // Investor SMS (docs/sms.md, "Operator view"): refused, failed and undelivered ones carry `attention`.
+  app.get('/admin/sms', { schema: { querystring: smsQuery } }, async (request) => ({
+    data: await listSms(db, request.query as z.output<typeof smsQuery>),
+  }));
   // The payment pipeline (docs/payments.md, Pipeline): a transaction's record, stuck work, reconcile.
   app.get('/admin/transactions/:id', { schema: { params: idParams } }, async (request) => {
     const { id } = request.params as { id: string };

@@ -28,6 +28,8 @@ export const organizations = pgTable('organizations', {
   isActive: boolean('is_active').notNull().default(true),
   /** The default language of its customers' screens and SMS (src/i18n, docs/languages.md). */
   language: text('language').notNull().default('en'),
+  /** Investor SMS (docs/sms.md): on by default; the operator turns them off when the partner sends its own. */
+  smsEnabled: boolean('sms_enabled').notNull().default(true),
   ...timestamps,
 });
 
@@ -626,5 +628,60 @@ export const reports = pgTable(
       .where(sql`replaces is null and subject is not null`),
     // A report is corrected once; a later correction replaces the correction.
     uniqueIndex('reports_replaces_idx').on(t.replaces).where(sql`replaces is not null`),
+  ],
+);
+
+/**
+ * The investor SMS outbox (docs/sms.md): one row per causing event (`event_key` unique: an execution,
+ * a failed payment, a refund or a payout), written in the transaction of the change that causes it,
+ * sent by the SMS worker through the gateway and followed to its delivery report.
+ */
+export const smsMessages = pgTable(
+  'sms_messages',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    customerId: text('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    msisdn: text('msisdn').notNull(),
+    /** TRADE_BUY, TRADE_SELL, PAYMENT_FAILED, REFUND, PAYOUT. */
+    kind: text('kind').notNull(),
+    /** `execution:<orderId>`, `payment-failed:<transactionId>`, …: one SMS per cause. */
+    eventKey: text('event_key').notNull(),
+    language: text('language').notNull(),
+    text: text('text').notNull(),
+    /** QUEUED, SENDING (being handed to the gateway), SENT, DELIVERED, UNDELIVERED, REFUSED, FAILED. */
+    state: text('state').notNull().default('QUEUED'),
+    attempts: integer('attempts').notNull().default(0),
+    /**
+     * Hand-overs whose answer never came (a timeout, or a worker that died while SENDING): the
+     * gateway may have taken them. At 2 the SMS is not sent again (docs/sms.md, "At most twice").
+     */
+    unconfirmedSends: integer('unconfirmed_sends').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** Set while a worker holds it; a worker that died lets it lapse and another takes it. */
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    gatewayMessageId: text('gateway_message_id'),
+    /** The gateway's per-recipient statusCode (101 Sent, 403 InvalidPhoneNumber, …). */
+    statusCode: integer('status_code'),
+    gatewayStatus: text('gateway_status'),
+    cost: text('cost'),
+    /** The delivery report's status (Success, Failed, Rejected, …) and failure reason. */
+    deliveryStatus: text('delivery_status'),
+    failureReason: text('failure_reason'),
+    lastError: text('last_error'),
+    sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('sms_messages_event_key_idx').on(t.eventKey),
+    index('sms_messages_due_idx').on(t.state, t.nextAttemptAt),
+    index('sms_messages_gateway_id_idx').on(t.gatewayMessageId),
+    index('sms_messages_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('sms_messages_msisdn_idx').on(t.msisdn, t.createdAt.desc()),
   ],
 );

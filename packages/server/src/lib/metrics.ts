@@ -143,6 +143,12 @@ export function createMetrics() {
       help: 'Webhooks DEACTIVED (410 from the receiver, or 5 days of failures)',
       registers: [registry],
     }),
+    smsSends: new Counter({
+      name: 'sms_sends_total',
+      help: 'Investor SMS hand-overs to the gateway, by what became of the SMS: sent, refused, retried, failed',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     callerLookups: new Counter({
       name: 'auth_caller_lookups_total',
       help: 'Callers of authenticated requests, by source: memory (the caller cache) or database',

@@ -79,6 +79,8 @@ export const UNDOCUMENTED_ROUTES: Record<string, string> = {
     "Airtel Money's callbacks under an unguessable path token (docs/payments-airtel.md); partners never call it",
   'POST /v1/payments/callbacks/airtel/:token/:ref':
     "Airtel Money's callbacks with an optional label after the token (docs/payments-airtel.md)",
+  'POST /v1/sms/callbacks/africastalking/:token':
+    "Africa's Talking's SMS delivery reports under an unguessable path token (docs/sms.md); partners never call it",
   'GET /v1/openapi.json': 'the document itself',
   'GET /v1/webhooks/events/stream':
     'preview only: the text/event-stream `partner listen` reads (docs/webhooks.md, "partner listen and events")',

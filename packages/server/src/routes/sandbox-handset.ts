@@ -18,6 +18,7 @@ import { SERVER_FILES } from '../lib/package-paths.ts';
 import { listCustomers } from '../services/customers/list.ts';
 import { getPaymentStatus } from '../services/payments/status.ts';
 import { DEMO_KEY_ID, type SandboxCredentialsFile } from '../services/sandbox/seed.ts';
+import { smsOfNumber } from '../services/sms/list.ts';
 import { createUssdSession } from '../services/ussd/create-session.ts';
 import { processUssdChoice } from '../services/ussd/process-choice.ts';
 import { recentEvents } from '../services/webhooks/event-feed.ts';
@@ -177,6 +178,15 @@ export async function sandboxHandsetRoutes(app: FastifyInstance, { ctx }: { ctx:
       return { data: await recentEvents(db, organizationId, HANDSET_EVENTS) };
     });
   }
+
+  // The phone's SMS inbox (docs/sms.md, "Sandbox"): the investor SMS sent to the customer's number.
+  app.get<{ Params: { customerId: string } }>('/sandbox/api/sms/:customerId', async (request) => {
+    const { customerId } = request.params;
+    if (!CUID_PATTERN.test(customerId))
+      throw new AppError(400, ErrorLabel.invalidRequest, 'customerId must be a customer id');
+    const { id: organizationId } = await demoOrganization();
+    return { data: await smsOfNumber(db, organizationId, customerId) };
+  });
 
   app.get<{ Params: { orderId: string } }>('/sandbox/api/payment/status/:orderId', async (request) => {
     const { orderId } = request.params;

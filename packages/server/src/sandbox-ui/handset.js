@@ -67,6 +67,7 @@
     }
     customer.disabled = false;
     document.body.dataset.ready = 'true';
+    void refreshInbox();
   }
 
   /** Lists the events emitted since the page opened; with the preview off the panel stays hidden. */
@@ -89,6 +90,27 @@
         const id = document.createElement('small');
         id.textContent = e.eventId;
         item.append(name, id);
+        return item;
+      }),
+    );
+  }
+
+  /** The SMS sent to the picked customer's number (the sandbox inbox), newest first. */
+  async function refreshInbox() {
+    if (!customer.value || customer.disabled) return;
+    const { status, body } = await call('GET', `/sandbox/api/sms/${encodeURIComponent(customer.value)}`);
+    if (status !== 200) return;
+    // Shown once the number has an SMS: the page is unchanged until then.
+    $('inbox').hidden = body.data.length === 0;
+    $('sms-list').replaceChildren(
+      ...body.data.map((sms) => {
+        const item = document.createElement('li');
+        item.dataset.smsId = sms.id;
+        const text = document.createElement('p');
+        text.textContent = sms.text;
+        const when = document.createElement('small');
+        when.textContent = `${new Date(sms.sentAt).toLocaleTimeString()} · ${sms.state}`;
+        item.append(text, when);
         return item;
       }),
     );
@@ -181,7 +203,12 @@
   $('send').addEventListener('click', () => void send());
   $('clear').addEventListener('click', () => setTyped(state.typed.slice(0, -1)));
   $('end').addEventListener('click', end);
-  customer.addEventListener('change', end);
+  customer.addEventListener('change', () => {
+    end();
+    void refreshInbox();
+  });
+  // SMS arrive after the move that caused them (a payment settles later): look every few seconds.
+  setInterval(() => void refreshInbox(), 3 * POLL_MS);
   document.addEventListener('keydown', (event) => {
     if (event.target instanceof HTMLSelectElement || event.ctrlKey || event.metaKey || event.altKey) return;
     if (/^[0-9A-Za-z*#]$/.test(event.key)) setTyped(state.typed + event.key);

@@ -167,6 +167,7 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       ['DELETE', `/v1/payments/callbacks/airtel/${token}`],
       ['POST', `/v1/payments/callbacks/daraja/${token}/stk`],
       ['GET', `//v1//Payments/Callbacks/daraja/${token}/stk?x=1`],
+      ['POST', `/v1/sms/callbacks/africastalking/${token}`],
     ];
     const ids: string[] = [];
     for (const [method, url] of probes) {
@@ -184,6 +185,23 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
 
   describe('the operator CLI against this server', () => {
     const cliEnv = () => ({ ADMIN_URL: server.adminUrl, DATA_DIR: dataDir });
+
+    it('org sms off turns investor SMS off; sms list filters, and names a bad state', async () => {
+      const org = JSON.parse(
+        (await runCli(['--json', 'org', 'create', '--name', `SMS ${Date.now()}`], cliEnv())).stdout,
+      );
+      const off = await runCli(['--json', 'org', 'sms', org.id, 'off'], cliEnv());
+      expect(off.code, off.stderr).toBe(0);
+      expect(JSON.parse(off.stdout)).toMatchObject({ id: org.id, smsEnabled: false });
+      const listed = await runCli(['--json', 'sms', 'list', '--org', org.id, '--state', 'refused'], cliEnv());
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual({ data: [] });
+      const bad = await runCli(['sms', 'list', '--state', 'lost'], cliEnv());
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain(
+        'state must be one of QUEUED, SENDING, SENT, DELIVERED, UNDELIVERED, REFUSED, FAILED',
+      );
+    });
 
     it('org create and credential create --json print a clientId and secret that /v1/oauth/token accepts', async () => {
       const name = `CLI Org ${Date.now()}`;

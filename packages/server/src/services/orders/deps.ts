@@ -1,6 +1,7 @@
 import type { MarketGate } from '../market/trading.ts';
 import type { AdapterRegistry } from '../payments/pipeline/adapter.ts';
 import type { ReportSettings } from '../reports/write.ts';
+import type { SmsOutbox } from '../sms/queue.ts';
 import type { EventOutbox } from '../webhooks/outbox.ts';
 
 /**
@@ -17,5 +18,7 @@ export type OrderDeps = {
   registry: AdapterRegistry;
   events: EventOutbox;
   market?: MarketGate;
+  /** The investor SMS outbox (docs/sms.md): absent, no SMS is queued. */
+  sms?: SmsOutbox;
   config?: ReportSettings;
 };

@@ -31,6 +31,7 @@ import {
   type TransactionRow,
 } from '../payments/transaction-row.ts';
 import { writeTradeConfirmation } from '../reports/confirmation.ts';
+import { executionSms, paymentSms } from '../sms/messages.ts';
 import { type EventOutbox, NO_EVENTS } from '../webhooks/outbox.ts';
 import type { OrderDeps } from './deps.ts';
 import { lockOrder, ORDER_COLUMNS, type OrderRow, type SelectedOrder, setOrderStatus } from './lock-order.ts';
@@ -195,6 +196,7 @@ export async function placeSell(
     market: stock.market,
     deps,
   });
+  await deps.sms?.queue(tx, executionSms(order, msisdn));
   await openCustomerAccount(tx, input, deps);
   await emitOrderEvent(tx, deps.events, 'REQUEST.CREATED', order);
   const { organizationId, customerId } = input;
@@ -240,6 +242,7 @@ export async function paymentSettled(
   deps: OrderDeps,
 ): Promise<TransactionRef[]> {
   if (settled.status === 'SUCCESS') await recordMoney(tx, order, settled);
+  await deps.sms?.queue(tx, paymentSms(order, settled));
   if (settled.type !== 'INCOMING') return [];
   if (settled.status !== 'SUCCESS') {
     if (order.status === 'PENDING_PAYMENT') await setOrderStatus(tx, deps.events, order.id, 'FAILED');
@@ -330,6 +333,7 @@ returning ${ORDER_COLUMNS}, (select created from held) as "holdingCreated"`,
     market: stock.market,
     deps,
   });
+  await deps.sms?.queue(tx, executionSms(executed));
   await emitOrderEvent(tx, deps.events, 'REQUEST.UPDATED', executed);
   await emitPositionChanged(tx, deps.events, {
     organizationId: order.organizationId,

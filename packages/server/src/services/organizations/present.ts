@@ -11,7 +11,8 @@ export type OrganizationRow = Omit<Organization, 'createdAt' | 'updatedAt'> & {
 
 /** Every column, in the table's order (the order of the operator's JSON). */
 export const organizationColumns = sql`id, name, description, website, email, phone, address,
-  is_active as "isActive", language, created_at::text as "createdAt", updated_at::text as "updatedAt"`;
+  is_active as "isActive", language, sms_enabled as "smsEnabled",
+  created_at::text as "createdAt", updated_at::text as "updatedAt"`;
 
 /** The operator's view of an organization: every column, the timestamps as dates. */
 export function presentOrganization(row: OrganizationRow): Organization {

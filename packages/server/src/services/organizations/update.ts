@@ -5,7 +5,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { OrganizationInput } from './create.ts';
 import { type OrganizationRow, organizationColumns, presentOrganization } from './present.ts';
 
-export type OrganizationPatch = Partial<OrganizationInput> & { isActive?: boolean };
+export type OrganizationPatch = Partial<OrganizationInput> & { isActive?: boolean; smsEnabled?: boolean };
 
 const COLUMNS: { [K in keyof Required<OrganizationPatch>]: SQL } = {
   name: sql`name`,
@@ -16,6 +16,7 @@ const COLUMNS: { [K in keyof Required<OrganizationPatch>]: SQL } = {
   address: sql`address`,
   language: sql`language`,
   isActive: sql`is_active`,
+  smsEnabled: sql`sms_enabled`,
 };
 
 /** Deactivating an organization refuses its tokens and makes it "gone" for GET /oauth/me. */

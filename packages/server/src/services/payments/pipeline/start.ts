@@ -20,6 +20,7 @@ export function pipelineDeps(ctx: AppContext, log: Log): Omit<PipelineDeps, 'bre
     registry: ctx.registry,
     events: ctx.events,
     market: ctx.market,
+    sms: ctx.sms,
     clock: () => new Date(),
     settings: ctx.config,
     config: ctx.config,

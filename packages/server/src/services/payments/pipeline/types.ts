@@ -29,6 +29,8 @@ export type PipelineDeps = {
   events: EventOutbox;
   /** Whether a paid buy may execute now (services/market/trading.ts); absent: at once. */
   market?: import('../../market/trading.ts').MarketGate;
+  /** The investor SMS outbox: a settlement's SMS commits with it (docs/sms.md). */
+  sms?: import('../../sms/queue.ts').SmsOutbox;
   clock: () => Date;
   settings: PipelineSettings;
   /** A settlement that executes a buy writes its trade confirmation (issuer, REPORT.CREATED): orders/deps.ts. */
