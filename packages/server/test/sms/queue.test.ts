@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { FAKE_AT_SMS_ENV, type FakeAtSmsApi, startFakeAtSms } from '@partner-api/fakes';
 import { describeStores } from '@partner-api/testkit/app.ts';
 import { ownDatabase } from '@partner-api/testkit/database.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { type ListeningApp, listeningTestApp } from '@partner-api/testkit/listening.ts';
 import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
@@ -108,6 +109,44 @@ describeStores('investor SMS on %s', (store) => {
     ]);
     expect(received(msisdn)).toEqual(list.map((s) => s.text));
     expect(list.every((s) => s.attempts === 1 && s.statusCode === 101)).toBe(true);
+  });
+
+  it("in the investor's language: the customer's own, else the organization's default", async () => {
+    const sell = async (prepare: (c: Awaited<ReturnType<typeof customer>>) => Promise<void>) => {
+      const c = await customer();
+      await prepare(c);
+      await insertHolding(t, c.partner, c.customerId, ids.sell, '10');
+      const screen = await ussdClient(t, c.partner).walk(c.customerId, [
+        '1',
+        '8',
+        'ZZSELL',
+        '1',
+        '2',
+        '3',
+        '1',
+      ]);
+      const orderId = refOf(screen);
+      const list = await settledSms(c.customerId, ['TRADE_SELL', 'PAYOUT']);
+      expect(received(c.msisdn)).toEqual(list.map((s) => s.text));
+      return { texts: list.map((s) => s.text), orderId, last4: c.msisdn.slice(-4) };
+    };
+    const kiswahili = ({ orderId, last4 }: { orderId: string; last4: string }) => [
+      `Umeuza 3 ZZSELL kwa KES 40, jumla KES 120.00, italipwa kwa nambari inayoishia ${last4}. Agizo ${orderId}.`,
+      `KES 120.00 za agizo ${orderId} zimelipwa kwa nambari yako inayoishia ${last4}.`,
+    ];
+    // The customer chose Kiswahili; their organization's default is English.
+    const chose = await sell(async ({ customerId }) => {
+      await run(t.ctx.database.db, sql`update customers set language = 'sw' where id = ${customerId}`);
+    });
+    expect(chose.texts).toEqual(kiswahili(chose));
+    // The organization's default is Kiswahili, set by the operator; the customer chose none.
+    const byDefault = await sell(async ({ partner }) => {
+      const res = await adminInject(t, 'PATCH', `/admin/organizations/${partner.organizationId}`, {
+        language: 'sw',
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    });
+    expect(byDefault.texts).toEqual(kiswahili(byDefault));
   });
 
   it('a buy of whole units: its confirmation, and the refund of what they left unspent', async () => {

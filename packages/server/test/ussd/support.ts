@@ -130,8 +130,9 @@ export function holdFirstMove(t: TestApp) {
 }
 
 /** The order id on a submitted screen (`... Ref <orderId>`). */
+/** The order id a submitted screen shows: `Ref <id>` (en), `Kumb. <id>` (sw). */
 export function refOf(data: UssdData): string {
-  const match = /Ref (c[a-z0-9]{24})/.exec(data.menu.text);
+  const match = /(?:Ref|Kumb\.) (c[a-z0-9]{24})/.exec(data.menu.text);
   if (!match?.[1]) throw new Error(`no order reference in: ${data.menu.text}`);
   return match[1];
 }
