@@ -131,8 +131,8 @@ describeStores('investor SMS on %s', (store) => {
       return { texts: list.map((s) => s.text), orderId, last4: c.msisdn.slice(-4) };
     };
     const kiswahili = ({ orderId, last4 }: { orderId: string; last4: string }) => [
-      `Umeuza 3 ZZSELL kwa KES 40, jumla KES 120.00, italipwa kwa nambari inayoishia ${last4}. Agizo ${orderId}.`,
-      `KES 120.00 za agizo ${orderId} zimelipwa kwa nambari yako inayoishia ${last4}.`,
+      `Umeuza 3 ZZSELL kwa bei ya KES 40, jumla KES 120.00, italipwa kwa nambari inayoishia ${last4}. Kumb. ${orderId}.`,
+      `KES 120.00 za ombi ${orderId} zimelipwa kwa nambari yako inayoishia ${last4}.`,
     ];
     // The customer chose Kiswahili; their organization's default is English.
     const chose = await sell(async ({ customerId }) => {
