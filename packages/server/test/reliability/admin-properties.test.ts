@@ -56,6 +56,7 @@ const ROUTES = {
   'credentials.patch': [200, 400, 401, 404],
   'stocks.upsert': [200, 400, 401],
   'orders.list': [200, 400, 401],
+  'sms.list': [200, 400, 401],
   'transactions.settle': [200, 400, 401, 404, 409],
   'transactions.show': [200, 400, 401, 404],
   'payments.stuck': [200, 400, 401],
@@ -91,6 +92,7 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['credentials.patch', 'PATCH', '/admin/credentials/{credential}'],
   ['stocks.upsert', 'POST', '/admin/stocks'],
   ['orders.list', 'GET', '/admin/orders'],
+  ['sms.list', 'GET', '/admin/sms'],
   ['transactions.settle', 'POST', '/admin/transactions/{transaction}/settle'],
   ['transactions.show', 'GET', '/admin/transactions/{transaction}'],
   ['payments.stuck', 'GET', '/admin/payments/stuck'],
@@ -128,6 +130,7 @@ const TABLES = [
   'executions',
   'pooled_positions',
   'ledger_entries',
+  'sms_messages',
 ];
 const SNAPSHOT_SQL = sql.raw(
   `select ${TABLES.map(
@@ -560,6 +563,21 @@ describeStores('every admin route under random input, on %s', (store) => {
 
   it('GET /admin/orders', () =>
     reading('orders.list', '/admin/orders', organizationQuery(['organizationId', 'limit'])));
+
+  it('GET /admin/sms', () =>
+    reading(
+      'sms.list',
+      '/admin/sms',
+      fc.oneof(
+        organizationQuery(['organizationId', 'customerId', 'state', 'msisdn', 'limit']),
+        fc
+          .tuple(
+            fc.constantFrom('QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'REFUSED', 'FAILED', 'sent', ''),
+            fc.constantFrom('254712000001', '2547', 'x'.repeat(20), '+254712000001'),
+          )
+          .map(([state, msisdn]) => `state=${state}&msisdn=${encodeURIComponent(msisdn)}`),
+      ),
+    ));
 
   it('POST /admin/transactions/{id}/settle', () =>
     withBody(
