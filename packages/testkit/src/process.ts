@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import type { SandboxCredentials } from '../../sdk/src/index.ts';
+import { type Partner, payloadOf, signedHeaders } from './partner.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = path.join(ROOT, 'packages/cli/src/partner-api.ts');
@@ -176,4 +179,50 @@ export async function startSandbox(env: Record<string, string> = {}): Promise<Sa
   const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
   const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as SandboxCredentials;
   return { server, dataDir, credentialsFile, credentials };
+}
+
+/**
+ * A partner's signed POSTs to a server process that a crash test kills and starts again: `server`
+ * is read at each call, so the calls after a restart reach the new process.
+ */
+export function processPoster(server: () => ServerProcess, partner: () => Partner) {
+  return async function post(url: string, body: unknown, expected: number) {
+    const payload = payloadOf(body);
+    const headers = signedHeaders(partner(), { method: 'POST', url, idempotencyKey: randomUUID() }, payload);
+    const res = await fetch(server().baseUrl + url, { method: 'POST', headers, body: payload });
+    const json = (await res.json()) as {
+      data: Record<string, unknown> & { sessionId: string; menu: { text: string } };
+    };
+    expect(res.status, `${url}: ${JSON.stringify(json)}`).toBe(expected);
+    return json.data;
+  };
+}
+
+/** Lists one instrument through the process's admin API (POST /admin/stocks). */
+export async function listStock(
+  server: ServerProcess,
+  adminToken: string,
+  stock: { symbol: string; name: string; price: string },
+): Promise<void> {
+  const res = await fetch(`${server.adminUrl}/admin/stocks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify([{ ...stock, currency: 'KES' }]),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A new customer buys `amount` of `symbol` through the USSD menu; the order id and the customer. */
+export async function ussdBuy(
+  post: ReturnType<typeof processPoster>,
+  input: { firstName: string; lastName: string; msisdn: string; symbol: string; amount: string },
+): Promise<{ orderId: string; customerId: string }> {
+  const { firstName, lastName, msisdn } = input;
+  const customer = await post('/v1/customers', { firstName, lastName, msisdn }, 201);
+  let screen = await post('/v1/ussd/session', { customerId: customer.id }, 201);
+  for (const choice of ['1', '8', input.symbol, '1', '1', input.amount, '1'])
+    screen = await post('/v1/ussd/process', { sessionId: screen.sessionId, choice }, 200);
+  const orderId = /Ref (c[a-z0-9]{24})/.exec(screen.menu.text)?.[1];
+  expect(orderId, screen.menu.text).toBeDefined();
+  return { orderId: orderId!, customerId: customer.id as string };
 }

@@ -1,9 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { type FakeDaraja, startFakeDaraja } from '@partner-api/fakes';
 import { POSTGRES_SKIP_REASON, tempDataDir } from '@partner-api/testkit/app.ts';
 import { ownDatabase } from '@partner-api/testkit/database.ts';
-import { createPartner, type Partner, payloadOf, signedHeaders } from '@partner-api/testkit/partner.ts';
-import { freePort, type ServerProcess, startServer } from '@partner-api/testkit/process.ts';
+import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
+import {
+  freePort,
+  listStock,
+  processPoster,
+  type ServerProcess,
+  startServer,
+  ussdBuy,
+} from '@partner-api/testkit/process.ts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../ussd/support.ts';
@@ -62,12 +68,7 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
       adminUrl: server.adminUrl,
       adminToken: ADMIN_TOKEN,
     });
-    const stock = await fetch(`${server.adminUrl}/admin/stocks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify([{ symbol: 'ZZCRASH', name: 'Zulu Crash', price: '10.00', currency: 'KES' }]),
-    });
-    expect(stock.status).toBe(200);
+    await listStock(server, ADMIN_TOKEN, { symbol: 'ZZCRASH', name: 'Zulu Crash', price: '10.00' });
   }, 120_000);
   afterAll(async () => {
     await server?.stop('SIGKILL');
@@ -76,27 +77,22 @@ describe.skipIf(!process.env.DATABASE_URL)('M-Pesa collections across SIGKILL, i
     await database?.drop();
   });
 
-  async function post(url: string, body: unknown, expected: number) {
-    const payload = payloadOf(body);
-    const headers = signedHeaders(partner, { method: 'POST', url, idempotencyKey: randomUUID() }, payload);
-    const res = await fetch(server!.baseUrl + url, { method: 'POST', headers, body: payload });
-    const json = (await res.json()) as {
-      data: Record<string, unknown> & { sessionId: string; menu: { text: string } };
-    };
-    expect(res.status, `${url}: ${JSON.stringify(json)}`).toBe(expected);
-    return json.data;
-  }
+  const post = processPoster(
+    () => server!,
+    () => partner,
+  );
 
   /** A new customer buys KES 100 of ZZCRASH through USSD; the order id and the number. */
   async function buy() {
     const msisdn = `2547140000${String(msisdnSeq++).padStart(2, '0')}`;
-    const customer = await post('/v1/customers', { firstName: 'Crash', lastName: 'Test', msisdn }, 201);
-    let screen = await post('/v1/ussd/session', { customerId: customer.id }, 201);
-    for (const choice of ['1', '8', 'ZZCRASH', '1', '1', '100', '1'])
-      screen = await post('/v1/ussd/process', { sessionId: screen.sessionId, choice }, 200);
-    const orderId = /Ref (c[a-z0-9]{24})/.exec(screen.menu.text)?.[1];
-    expect(orderId, screen.menu.text).toBeDefined();
-    return { orderId: orderId!, msisdn };
+    const bought = await ussdBuy(post, {
+      firstName: 'Crash',
+      lastName: 'Test',
+      msisdn,
+      symbol: 'ZZCRASH',
+      amount: '100',
+    });
+    return { ...bought, msisdn };
   }
 
   const requestOf = async (orderId: string): Promise<Row> => {
