@@ -475,6 +475,53 @@ function smsLine(s: SmsLine): string {
   return `${s.attention ? '!' : ' '} ${s.createdAt}  ${s.state.padEnd(11)} ${s.kind.padEnd(14)} ${s.msisdn}  ${s.id}${why ? `  ${why}` : ''}`;
 }
 
+const operator = program
+  .command('operator')
+  .description('named operator accounts of the console (docs/console.md)');
+operator
+  .command('add')
+  .argument('<name>')
+  .requiredOption('--role <role>', 'viewer (reads) or operator (reads and changes)')
+  .description('create an operator; its credential is printed this once and never again')
+  .action(
+    adminAction(async (call, name: string, o: { role: string }) => {
+      const created = await call<{ id: string; name: string; role: string; credential: string }>(
+        'POST',
+        '/admin/operators',
+        { name, role: o.role },
+      );
+      return created;
+    }),
+  );
+operator.command('list').action(adminAction((call) => call('GET', '/admin/operators')));
+operator
+  .command('deactivate')
+  .argument('<operatorId>')
+  .description('deactivate an operator: it can no longer sign in, and its console sessions end')
+  .action(
+    adminAction((call, id: string) => call('POST', `/admin/operators/${encodeURIComponent(id)}/deactivate`)),
+  );
+
+program
+  .command('audit')
+  .description('the audit log of changes made through the admin API and the console')
+  .command('list')
+  .option('--actor <actor>', 'admin-token, or an operator id or name')
+  .option('--route <route>', 'a route pattern, e.g. /admin/operators/:id/deactivate')
+  .option('--from <date>')
+  .option('--to <date>')
+  .option('--limit <n>', 'at most this many', '100')
+  .action(
+    adminAction(
+      async (call, o: { actor?: string; route?: string; from?: string; to?: string; limit: string }) => {
+        const query = new URLSearchParams(
+          Object.entries(o).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+        );
+        return call('GET', `/admin/audit?${query}`);
+      },
+    ),
+  );
+
 const fakeProvider = program
   .command('fake-provider')
   .description(

@@ -25,6 +25,7 @@ import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
 import { registerMarketRoutes } from './market.ts';
+import { installAuditLog, registerOperatorRoutes } from './operators.ts';
 import { registerReportRoutes } from './reports.ts';
 import * as s from './schemas.ts';
 import { registerTradingRoutes } from './trading.ts';
@@ -64,7 +65,9 @@ export async function buildAdminApp(
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     // Compare digests so the comparison is constant-time whatever the presented length.
     if (!token || !timingSafeEqual(digest(token), expected)) throw unauthorized('Invalid admin token');
+    request.auditActor = { type: 'admin-token' };
   });
+  installAuditLog(app, ctx);
 
   const db = ctx.database.db;
   // Prometheus scrapes it with the admin token (`authorization: { credentials: … }`).
@@ -135,5 +138,6 @@ export async function buildAdminApp(
   registerTradingRoutes(app, ctx);
   registerMarketRoutes(app, ctx);
   registerReportRoutes(app, ctx);
+  registerOperatorRoutes(app, ctx);
   return app;
 }

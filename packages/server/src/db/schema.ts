@@ -685,3 +685,44 @@ export const smsMessages = pgTable(
     index('sms_messages_msisdn_idx').on(t.msisdn, t.createdAt.desc()),
   ],
 );
+
+/** The console's named accounts (docs/console.md): a viewer reads, an operator also changes. */
+export const operators = pgTable(
+  'operators',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    /** viewer | operator. */
+    role: text('role').notNull(),
+    /** `scrypt$<salt b64url>$<hash b64url>` of the credential (src/services/operators/credential.ts). */
+    credentialHash: text('credential_hash').notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    lastSignInAt: timestamp('last_sign_in_at', { withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('operators_name_unique').on(t.name)],
+);
+
+/** Every change made through the admin API or the console; append-only (a trigger refuses the rest). */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: text('id').primaryKey(),
+    /** `admin-token`, or `operator`. */
+    actorType: text('actor_type').notNull(),
+    operatorId: text('operator_id'),
+    operatorName: text('operator_name'),
+    method: text('method').notNull(),
+    /** The route pattern (`/admin/organizations/:id`), not the URL. */
+    route: text('route').notNull(),
+    /** The `:id`-like parameter of the route, when it has one. */
+    targetId: text('target_id'),
+    /** The request body, secrets redacted; null when there was none or it was not JSON. */
+    body: jsonb('body'),
+    status: integer('status').notNull(),
+    ip: text('ip').notNull(),
+    requestId: text('request_id'),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('audit_log_at_idx').on(t.at), index('audit_log_route_at_idx').on(t.route, t.at)],
+);

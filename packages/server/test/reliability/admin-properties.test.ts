@@ -77,6 +77,10 @@ const ROUTES = {
   'ledger.check': [200, 400, 401],
   'reports.statements': [200, 400, 401],
   'reports.correct': [201, 400, 401, 404, 409],
+  'operators.create': [201, 400, 401, 409],
+  'operators.list': [200, 401],
+  'operators.deactivate': [200, 400, 401, 404],
+  'audit.list': [200, 400, 401],
   metrics: [200, 401],
 } as const satisfies Record<string, readonly number[]>;
 type Route = keyof typeof ROUTES;
@@ -113,6 +117,10 @@ const ADMIN_ROUTES: [Route, InjectOptions['method'], string][] = [
   ['ledger.check', 'GET', '/admin/ledger/check'],
   ['reports.statements', 'POST', '/admin/reports/statements'],
   ['reports.correct', 'POST', '/admin/reports/{report}/corrections'],
+  ['operators.create', 'POST', '/admin/operators'],
+  ['operators.list', 'GET', '/admin/operators'],
+  ['operators.deactivate', 'POST', '/admin/operators/{operator}/deactivate'],
+  ['audit.list', 'GET', '/admin/audit'],
   ['metrics', 'GET', '/metrics'],
 ];
 
@@ -131,6 +139,7 @@ const TABLES = [
   'pooled_positions',
   'ledger_entries',
   'sms_messages',
+  'operators',
 ];
 const SNAPSHOT_SQL = sql.raw(
   `select ${TABLES.map(
@@ -390,6 +399,11 @@ describeStores('every admin route under random input, on %s', (store) => {
       if (typeof created.clientSecret !== 'string') problems.push('201 without its client secret');
       else clientSecrets.push(created.clientSecret);
     }
+    if (route === 'operators.create' && res.statusCode === 201) {
+      const created = res.json() as { credential?: unknown };
+      if (typeof created.credential !== 'string') problems.push('201 without its credential');
+      else clientSecrets.push(created.credential);
+    }
     return problems;
   }
 
@@ -585,6 +599,59 @@ describeStores('every admin route under random input, on %s', (store) => {
       'POST',
       at('/admin/transactions/', [...ids.pending, ids.order, ids.orgs[0]!], '/settle'),
       bodyOf(settleFields, ['status']),
+    ));
+
+  it('POST /admin/operators', () =>
+    withBody(
+      'operators.create',
+      'POST',
+      fc.constant({ url: '/admin/operators', routable: true }),
+      bodyOf(
+        {
+          name: field(
+            fc.oneof(fc.constantFrom('ada', ' Ñandú ', '李'), bounded(100)),
+            fc.string({ maxLength: 110 }),
+          ),
+          role: field(fc.constantFrom('viewer', 'operator'), fc.constantFrom('admin', 'Viewer', '', 'root')),
+        },
+        ['name', 'role'],
+      ),
+    ));
+
+  it('GET /admin/operators', () => reading('operators.list', '/admin/operators', queryString(['name'])));
+
+  it('POST /admin/operators/{id}/deactivate', async () => {
+    const created = await t.admin.inject({
+      method: 'POST',
+      url: '/admin/operators',
+      headers: authorized(),
+      payload: { name: `deactivated-${ids.orgs[0]}`, role: 'viewer' },
+    });
+    const operator = (created.json() as { id: string }).id;
+    await withBody(
+      'operators.deactivate',
+      'POST',
+      at('/admin/operators/', [operator, ids.orgs[0]!], '/deactivate'),
+      fc.option(rawBody({}), { nil: undefined }),
+    );
+  });
+
+  it('GET /admin/audit', () =>
+    reading(
+      'audit.list',
+      '/admin/audit',
+      fc.oneof(
+        queryString(['actor', 'route', 'from', 'to', 'limit']),
+        fc
+          .tuple(
+            fc.constantFrom('admin-token', 'ada', '/admin/operators', ''),
+            fc.oneof(fc.integer({ min: -1, max: 1001 }).map(String), anyDate.map(String)),
+          )
+          .map(
+            ([actor, value]) =>
+              `actor=${encodeURIComponent(actor)}&limit=${value}&from=${encodeURIComponent(value)}`,
+          ),
+      ),
     ));
 
   it('the route table names every route the admin app registers, and no other', () => {
