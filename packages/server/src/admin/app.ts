@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerConsoleRoutes } from '../console/routes.ts';
 import type { AppContext } from '../context.ts';
 import { rows } from '../db/query.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
@@ -61,6 +62,8 @@ export async function buildAdminApp(
 
   const expected = digest(ctx.secrets.adminToken);
   app.addHook('onRequest', async (request) => {
+    // The console's routes authenticate by session (console/routes.ts); every other route by token.
+    if (request.routeOptions.config?.console) return;
     const header = request.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     // Compare digests so the comparison is constant-time whatever the presented length.
@@ -139,5 +142,6 @@ export async function buildAdminApp(
   registerMarketRoutes(app, ctx);
   registerReportRoutes(app, ctx);
   registerOperatorRoutes(app, ctx);
+  registerConsoleRoutes(app, ctx);
   return app;
 }

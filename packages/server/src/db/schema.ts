@@ -726,3 +726,25 @@ export const auditLog = pgTable(
   },
   (t) => [index('audit_log_at_idx').on(t.at), index('audit_log_route_at_idx').on(t.route, t.at)],
 );
+
+/** Signed-in console sessions (docs/console.md): shared by every instance through the store. */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    id: text('id').primaryKey(),
+    /** sha256 (hex) of the cookie's token: the token itself is never stored. */
+    tokenHash: text('token_hash').notNull(),
+    operatorId: text('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    /** The synchronizer token every console form carries (CSRF). */
+    csrfToken: text('csrf_token').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** The last request: the idle timeout counts from here. */
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('console_sessions_token_unique').on(t.tokenHash),
+    index('console_sessions_operator_idx').on(t.operatorId),
+  ],
+);

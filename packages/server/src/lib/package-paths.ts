@@ -15,6 +15,7 @@ export const SERVER_FILES = {
   migrations: path.join(SERVER_ROOT, 'drizzle'),
   openApiAssets: path.join(SERVER_ROOT, 'src/openapi/assets'),
   sandboxUi: path.join(SERVER_ROOT, 'src/sandbox-ui'),
+  consoleAssets: path.join(SERVER_ROOT, 'src/console/assets'),
   signingGuide: path.resolve(SERVER_ROOT, '../../docs/signing.md'),
   referenceClients: path.resolve(SERVER_ROOT, '../../clients'),
 };

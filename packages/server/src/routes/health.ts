@@ -19,19 +19,37 @@ const check = (ping: Promise<unknown>) =>
     () => 'unavailable' as const,
   );
 
+/** The store's and Redis's answers to a ping (Redis: `not configured` when there is none). */
+export async function storeChecks(ctx: AppContext) {
+  const [database, redis] = await Promise.all([
+    check(ctx.database.ping()),
+    // A connection that reads as ready may lead to a Redis that no longer answers (a partition):
+    // only an answered PING is 'ok'.
+    ctx.redis
+      ? ctx.redis.status === 'ready'
+        ? check(ctx.redis.ping())
+        : ('unavailable' as const)
+      : ('not configured' as const),
+  ]);
+  return { database, redis };
+}
+
+/** Whether this instance's payment worker runs, and every configured provider's breaker (closed until it fails). */
+export function paymentHealth(ctx: AppContext) {
+  const worker = ctx.paymentWorker?.health() ?? { worker: 'stopped' as const, breakers: {} };
+  const configured = PAYMENT_PROVIDERS.filter((p) => ctx.config[p.key]).map(
+    (p) => [p.key, 'closed'] as const,
+  );
+  return {
+    worker: worker.worker,
+    breakers: { ...Object.fromEntries(configured), ...worker.breakers } as Record<string, string>,
+  };
+}
+
 /** Root-level operational routes: outside /v1, exempt from rate limits. */
 export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
   app.get('/healthz', async (request, reply) => {
-    const [database, redis] = await Promise.all([
-      check(ctx.database.ping()),
-      // A connection that reads as ready may lead to a Redis that no longer answers (a partition):
-      // only an answered PING is 'ok'.
-      ctx.redis
-        ? ctx.redis.status === 'ready'
-          ? check(ctx.redis.ping())
-          : ('unavailable' as const)
-        : ('not configured' as const),
-    ]);
+    const { database, redis } = await storeChecks(ctx);
     // Redis down is degraded, not down: limits fall back to memory.
     if (database !== 'ok') {
       request.log.error({ checks: { database, redis } }, 'health check failed');
@@ -39,14 +57,7 @@ export async function healthRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
     }
     // Payments never change the status: an open breaker is a provider's trouble, not this instance's.
     // Every configured provider is listed (closed until it fails), besides the simulator once used.
-    const worker = ctx.paymentWorker?.health() ?? { worker: 'stopped' as const, breakers: {} };
-    const configured = PAYMENT_PROVIDERS.filter((p) => ctx.config[p.key]).map(
-      (p) => [p.key, 'closed'] as const,
-    );
-    const payments = {
-      worker: worker.worker,
-      breakers: { ...Object.fromEntries(configured), ...worker.breakers },
-    };
+    const payments = paymentHealth(ctx);
     // The price feed, when configured: its state never changes the status either.
     const prices = ctx.config.priceFeed
       ? { feed: ctx.feedWorker?.health() ?? { state: 'stopped' } }

@@ -628,6 +628,7 @@ describeStores('every admin route under random input, on %s', (store) => {
       payload: { name: `deactivated-${ids.orgs[0]}`, role: 'viewer' },
     });
     const operator = (created.json() as { id: string }).id;
+    await tables(true); // the snapshot a refused deactivation is compared with includes this operator
     await withBody(
       'operators.deactivate',
       'POST',
@@ -657,7 +658,10 @@ describeStores('every admin route under random input, on %s', (store) => {
   it('the route table names every route the admin app registers, and no other', () => {
     const shape = (route: string) => urlOf(route, '{}');
     const table = ADMIN_ROUTES.map(([, method, path]) => shape(`${method} ${path}`));
-    const registered = listRoutes(t.admin).map(shape);
+    // The console's pages authenticate by session, not by token: test/console covers them.
+    const registered = listRoutes(t.admin)
+      .filter((route) => !route.split(' ')[1]!.startsWith('/console'))
+      .map(shape);
     expect(
       registered.filter((route) => !table.includes(route)),
       'admin routes missing from ADMIN_ROUTES',

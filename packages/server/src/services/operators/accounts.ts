@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createId } from '@partner-api/contract';
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { dateOf, one, rows } from '../../db/query.ts';
+import { dateOf, one, rows, run } from '../../db/query.ts';
 import { hashSecret, verifySecret } from '../../lib/passwords.ts';
 
 export const OPERATOR_ROLES = ['viewer', 'operator'] as const;
@@ -62,7 +62,10 @@ export async function listOperators(db: Queryable): Promise<Operator[]> {
   );
 }
 
-/** Deactivates an operator (its sessions end with it); undefined when there is no such operator. */
+/**
+ * Deactivates an operator and ends its console sessions; undefined when there is no such operator.
+ * (A session of an inactive operator is refused anyway: the lookup joins on `is_active`.)
+ */
 export async function deactivateOperator(
   db: Queryable,
   id: string,
@@ -72,6 +75,7 @@ export async function deactivateOperator(
     db,
     sql`update operators set is_active = false, updated_at = ${now.toISOString()} where id = ${id} returning ${columns}`,
   );
+  if (row) await run(db, sql`delete from console_sessions where operator_id = ${id}`);
   return row && present(row);
 }
 
