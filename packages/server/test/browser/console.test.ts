@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import { freePort } from '@partner-api/testkit/process.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAS_CHROMIUM, launchChromium, SKIP_REASON } from './chromium.ts';
+
+if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+type AxeViolation = { id: string; impact: string | null; help: string; nodes: unknown[] };
+
+/** axe-core's serious and critical findings on the page as it stands. */
+async function axeProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag would be).
+  await page.evaluate(AXE);
+  const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
+    violations: AxeViolation[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help}, ${v.nodes.length} node(s)`);
+}
+
+/**
+ * The console in headless Chromium on the admin listener (docs/console.md): signing in by keyboard,
+ * the Overview at 1280 and 390 px, axe-core's check, the CSP enforced, signing out.
+ */
+describe.skipIf(!HAS_CHROMIUM)('in headless Chromium: the operator console', () => {
+  let t: TestApp;
+  let context: BrowserContext;
+  let outside: string[];
+  let baseUrl: string;
+  let credential: string;
+  const name = `browser-${Math.random().toString(36).slice(2, 8)}`;
+
+  beforeAll(async () => {
+    t = await buildTestApp('pglite');
+    const port = await freePort();
+    await t.admin.listen({ port, host: '127.0.0.1' });
+    baseUrl = `http://127.0.0.1:${port}`;
+    credential = (
+      (await adminInject(t, 'POST', '/admin/operators', { name, role: 'operator' })).json() as {
+        credential: string;
+      }
+    ).credential;
+    ({ context, outside } = await launchChromium(baseUrl));
+  }, 120_000);
+  afterAll(async () => {
+    await context?.close();
+    await t?.close();
+  });
+
+  it('signs in by keyboard, shows the Overview accessibly at 1280 and 390 px, signs out', async () => {
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(`${baseUrl}/console`);
+    expect(page.url()).toBe(`${baseUrl}/console/sign-in`);
+    expect(await axeProblems(page)).toEqual([]);
+
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('name');
+    await page.keyboard.type(name);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(credential);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${baseUrl}/console`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
+    expect(await page.locator('section h2').allTextContents()).toEqual([
+      'Health',
+      'Payments',
+      'Market',
+      'Backlogs',
+      'Actions',
+    ]);
+    // The stylesheet applied: served by this server, allowed by the CSP.
+    const badge = await page
+      .locator('tr.ok .badge')
+      .first()
+      .evaluate((el) => getComputedStyle(el).fontWeight);
+    expect(badge).toBe('600');
+    expect(await axeProblems(page)).toEqual([]);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await axeProblems(page)).toEqual([]);
+
+    // The CSP is enforced: an inline script (what a content injection would add) does not run.
+    await page.addScriptTag({ content: 'window.injected = true' }).catch(() => undefined);
+    expect(await page.evaluate('window.injected === true')).toBe(false);
+    expect(violations.length).toBeGreaterThan(0);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${baseUrl}/console/sign-in`);
+    await page.goto(`${baseUrl}/console`);
+    expect(page.url()).toBe(`${baseUrl}/console/sign-in`);
+    expect(outside).toEqual([]);
+  }, 120_000);
+});
