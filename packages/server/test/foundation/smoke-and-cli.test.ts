@@ -242,6 +242,31 @@ describe('npm start equivalent (built bundle, real process, embedded store)', ()
       expect(list.stdout).not.toContain(credential.clientSecret);
     }, 60_000);
 
+    it('operator add prints the credential once; list, deactivate and audit list', async () => {
+      const name = `Operator ${Date.now()}`;
+      const added = await runCli(['operator', 'add', name, '--role', 'viewer'], cliEnv());
+      expect(added.code, added.stderr).toBe(0);
+      const credential = /credential: (op_[\w-]+)/.exec(added.stdout)?.[1];
+      const id = /id: (\S+)/.exec(added.stdout)?.[1];
+      expect(credential).toBeDefined();
+      const listed = await runCli(['--json', 'operator', 'list'], cliEnv());
+      expect(JSON.parse(listed.stdout)).toContainEqual(expect.objectContaining({ id, name, isActive: true }));
+      expect(listed.stdout).not.toContain(credential);
+      const off = await runCli(['--json', 'operator', 'deactivate', id!], cliEnv());
+      expect(JSON.parse(off.stdout)).toMatchObject({ id, isActive: false });
+      const bad = await runCli(['operator', 'add', 'x', '--role', 'admin'], cliEnv());
+      expect(bad.code).toBe(1);
+      const audit = await runCli(
+        ['--json', 'audit', 'list', '--route', '/admin/operators/:id/deactivate', '--actor', 'admin-token'],
+        cliEnv(),
+      );
+      expect(audit.code, audit.stderr).toBe(0);
+      expect(JSON.parse(audit.stdout)).toContainEqual(
+        expect.objectContaining({ targetId: id, status: 200, actor: { type: 'admin-token' } }),
+      );
+      expect(audit.stdout).not.toContain(credential);
+    }, 60_000);
+
     it('the --json flag also works after the subcommand', async () => {
       const res = await runCli(['org', 'list', '--json'], cliEnv());
       expect(res.code, res.stderr).toBe(0);
