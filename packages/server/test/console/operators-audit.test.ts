@@ -132,6 +132,33 @@ describeStores('operators and the audit log on %s', (store) => {
     expect((await adminInject(t, 'GET', '/admin/audit?limit=0')).statusCode).toBe(400);
   });
 
+  it('records what jsonb cannot hold as U+FFFD, and a long body as its size only', async () => {
+    const marker = `weird-${suffix}`;
+    const nul = await adminInject(t, 'POST', '/admin/operators', {
+      name: `a\u0000b`,
+      role: 'viewer',
+      marker,
+    });
+    expect(nul.statusCode).toBe(400);
+    const lone = await adminInject(t, 'POST', '/admin/operators', {
+      name: 'x\ud800y',
+      role: 'viewer',
+      marker,
+    });
+    expect(lone.statusCode).toBe(400);
+    const long = await adminInject(t, 'POST', '/admin/operators', { name: 'n'.repeat(20_000), marker });
+    expect(long.statusCode).toBe(400);
+    const found = (await audit(`route=${encodeURIComponent('/admin/operators')}&limit=1000`)).map(
+      (e) => e.body,
+    );
+    expect(found).toContainEqual({ name: 'a\ufffdb', role: 'viewer', marker });
+    expect(found).toContainEqual({ name: 'x\ufffdy', role: 'viewer', marker });
+    expect(found).toContainEqual({
+      truncated: true,
+      characters: 20_000 + JSON.stringify({ name: '', marker }).length,
+    });
+  });
+
   it('the audit log refuses UPDATE and DELETE', async () => {
     await adminInject(t, 'POST', '/admin/operators', { name: `eve-${suffix}`, role: 'viewer' });
     const db = t.ctx.database.db;
