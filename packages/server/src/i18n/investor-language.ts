@@ -1,6 +1,4 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { Queryable } from '../db/client.ts';
-import { one } from '../db/query.ts';
 import { DEFAULT_LANGUAGE, isLanguage, type Language } from './index.ts';
 
 /**
@@ -10,21 +8,9 @@ import { DEFAULT_LANGUAGE, isLanguage, type Language } from './index.ts';
  * gets it with no extra round trip; `org` and `customer` are parameters or columns of that statement.
  */
 export const investorLanguageSql = (org: SQL, customer: SQL): SQL =>
-  sql`(select coalesce(c.language, o.language) from organizations o
-    left join customers c on c.id = ${customer} and c.organization_id = o.id where o.id = ${org})`;
+  // Aliases of their own: a caller's `c` and `o` (passed as `customer` and `org`) stay the caller's.
+  sql`(select coalesce(lc.language, lo.language) from organizations lo
+    left join customers lc on lc.id = ${customer} and lc.organization_id = lo.id where lo.id = ${org})`;
 
 /** A language as the database holds it; anything else (none, or one no longer offered): English. */
 export const languageOf = (value: unknown): Language => (isLanguage(value) ? value : DEFAULT_LANGUAGE);
-
-/** The language of a customer of an organization, in one statement (English if neither exists). */
-export async function investorLanguage(
-  q: Queryable,
-  organizationId: string,
-  customerId: string,
-): Promise<Language> {
-  const row = await one<{ language: string | null }>(
-    q,
-    sql`select ${investorLanguageSql(sql`${organizationId}`, sql`${customerId}`)} as language`,
-  );
-  return languageOf(row?.language);
-}

@@ -1,10 +1,12 @@
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Queryable } from '../../src/db/client.ts';
+import { one } from '../../src/db/query.ts';
 import { customers } from '../../src/db/schema.ts';
-import { investorLanguage } from '../../src/i18n/investor-language.ts';
+import { investorLanguageSql, languageOf } from '../../src/i18n/investor-language.ts';
 import { ensureCatalog, FIXTURES, insertCustomer, ussdClient } from './support.ts';
 
 describeStores('the language of the screens (organization default, customer preference) on %s', (store) => {
@@ -100,7 +102,16 @@ describeStores('the language of the screens (organization default, customer pref
     }
   });
 
-  it('investorLanguage reads the same columns in one statement', async () => {
+  it('investorLanguageSql: the customer’s language, else the organization’s, never another’s', async () => {
+    const investorLanguage = async (db: Queryable, organizationId: string, customerId: string) =>
+      languageOf(
+        (
+          await one<{ language: string | null }>(
+            db,
+            sql`select ${investorLanguageSql(sql`${organizationId}`, sql`${customerId}`)} as language`,
+          )
+        )?.language,
+      );
     const partner = await createPartner(t);
     const customerId = await insertCustomer(t, partner);
     const db = t.ctx.database.db;

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { one, run } from '../../db/query.ts';
 import { message } from '../../i18n/index.ts';
-import { languageOf } from '../../i18n/investor-language.ts';
+import { investorLanguageSql, languageOf } from '../../i18n/investor-language.ts';
 import { SMS_MESSAGE_IDS, type SmsRequest } from './messages.ts';
 
 /**
@@ -39,7 +39,7 @@ export async function queueSms(tx: Queryable, request: SmsRequest): Promise<bool
     language: string | null;
   }>(
     tx,
-    sql`select c.msisdn, o.sms_enabled as enabled, coalesce(c.language, o.language) as language,
+    sql`select c.msisdn, o.sms_enabled as enabled, ${investorLanguageSql(sql`o.id`, sql`c.id`)} as language,
   (select symbol from stocks where id = ${request.stockId ?? null}::text) as symbol
   from customers c join organizations o on o.id = c.organization_id
   where c.id = ${request.customerId} and o.id = ${request.organizationId}`,
