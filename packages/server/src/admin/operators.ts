@@ -62,6 +62,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is making this request, once authenticated (admin token or console session). */
     auditActor?: AuditActor;
+    /** Set once the handler wrote its own audit row inside the change's transaction: the hook then skips. */
+    auditWritten?: boolean;
   }
 }
 
@@ -74,7 +76,7 @@ export function installAuditLog(app: FastifyInstance, ctx: AppContext): void {
   const secretValues = [ctx.secrets.adminToken];
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
     const route = request.routeOptions.url;
-    if (!request.auditActor || !CHANGES.has(request.method) || !route) return payload;
+    if (!request.auditActor || request.auditWritten || !CHANGES.has(request.method) || !route) return payload;
     const params = (request.params ?? {}) as Record<string, string>;
     try {
       await writeAudit(ctx.database.db, {

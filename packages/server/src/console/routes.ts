@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { SERVER_FILES } from '../lib/package-paths.ts';
+import { auditBody, writeAudit } from '../services/audit/log.ts';
 import { verifyOperator } from '../services/operators/accounts.ts';
 import {
   type ConsoleSession,
@@ -13,7 +14,15 @@ import {
   randomToken,
 } from '../services/operators/sessions.ts';
 import { reconcileNow } from '../services/payments/pipeline/operator.ts';
+import type { ConsoleKit } from './kit.ts';
 import { readOverview } from './overview.ts';
+import { registerAuditPage } from './pages/audit.ts';
+import { registerBookPage } from './pages/book.ts';
+import { registerChartsPage } from './pages/charts.ts';
+import { registerMarketPage } from './pages/market.ts';
+import { registerMessagesPage } from './pages/messages.ts';
+import { registerPartnersPage } from './pages/partners.ts';
+import { registerPaymentsPage } from './pages/payments.ts';
 import { overviewPage, refusedPage, signInPage } from './pages.ts';
 
 const SESSION_COOKIE = 'console_session';
@@ -83,7 +92,7 @@ const seeOther = (reply: FastifyReply, location: string) =>
 export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): void {
   const db = ctx.database.db;
   const css = readFileSync(path.join(SERVER_FILES.consoleAssets, 'console.css'));
-  const config = { console: true };
+  const config = { console: true } as const;
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (!request.routeOptions.config?.console) return payload;
@@ -129,6 +138,15 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
       return undefined;
     }
     return found;
+  }
+
+  /** A change: `posted`, and the operator role (a viewer gets the 403 page, and the refusal is audited). */
+  async function change(request: FastifyRequest, reply: FastifyReply) {
+    const found = await posted(request, reply);
+    if (!found) return undefined;
+    if (found.operator.role === 'operator') return found;
+    await html(reply, 403, refusedPage(who(found), 403, 'A viewer cannot change anything: ask an operator.'));
+    return undefined;
   }
 
   const who = (s: ConsoleSession) => ({
@@ -198,16 +216,50 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/console/payments/reconcile', { config }, async (request, reply) => {
-    const found = await posted(request, reply);
+    const found = await change(request, reply);
     if (!found) return reply;
-    if (found.operator.role !== 'operator')
-      return html(
-        reply,
-        403,
-        refusedPage(who(found), 403, 'A viewer cannot change anything: ask an operator.'),
-      );
     const result = await reconcileNow(db, { now: ctx.clock() });
     ctx.paymentWorker?.nudge();
     return seeOther(reply, `/console?reconciled=${result.reconciling}`);
   });
+
+  const kit: ConsoleKit = {
+    ctx,
+    config,
+    session,
+    posted,
+    change,
+    who,
+    html,
+    seeOther,
+    refuse: (reply, found, status, message) => html(reply, status, refusedPage(who(found), status, message)),
+    async audit(q, request, entry) {
+      const actor = request.auditActor;
+      if (!actor) throw new Error('audit: no actor on a console change');
+      await writeAudit(q, {
+        actor,
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        targetId: entry.targetId,
+        body: auditBody(request.body),
+        before: entry.before,
+        after: entry.after,
+        status: entry.status ?? 303,
+        ip: request.ip,
+        requestId: typeof request.id === 'string' ? request.id : null,
+        at: ctx.clock(),
+      });
+      request.auditWritten = true;
+    },
+  };
+  for (const register of [
+    registerPaymentsPage,
+    registerChartsPage,
+    registerPartnersPage,
+    registerMarketPage,
+    registerBookPage,
+    registerMessagesPage,
+    registerAuditPage,
+  ])
+    register(app, kit);
 }

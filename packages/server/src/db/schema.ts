@@ -719,6 +719,10 @@ export const auditLog = pgTable(
     targetId: text('target_id'),
     /** The request body, secrets redacted; null when there was none or it was not JSON. */
     body: jsonb('body'),
+    /** The changed thing as it was, read in the change's own transaction (console changes); null otherwise. */
+    before: jsonb('before'),
+    /** The changed thing as it became, in the same transaction. */
+    after: jsonb('after'),
     status: integer('status').notNull(),
     ip: text('ip').notNull(),
     requestId: text('request_id'),

@@ -1,29 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { buildTestApp, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { freePort } from '@partner-api/testkit/process.ts';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, launchChromium, SKIP_REASON } from './chromium.ts';
+import { axeProblems } from './console-kit.ts';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-type AxeViolation = { id: string; impact: string | null; help: string; nodes: unknown[] };
-
-/** axe-core's serious and critical findings on the page as it stands. */
-async function axeProblems(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag would be).
-  await page.evaluate(AXE);
-  const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
-    violations: AxeViolation[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help}, ${v.nodes.length} node(s)`);
-}
 
 /**
  * The console in headless Chromium on the admin listener (docs/console.md): signing in by keyboard,

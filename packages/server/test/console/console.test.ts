@@ -143,7 +143,7 @@ describeStores('the operator console on %s', (store) => {
     const page = await overview(browser);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<h1>Overview</h1>');
-    expect(page.body).toContain(`${accounts.viewer.name} (viewer)`);
+    expect(page.body).toContain(`${accounts.viewer.name}</span> (viewer)`);
     expect(await auditOf('/console/sign-in', accounts.viewer.id)).toMatchObject({
       status: 303,
       actorType: 'operator',

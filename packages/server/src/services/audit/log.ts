@@ -18,6 +18,9 @@ export type AuditEntry = {
   ip: string;
   requestId: string | null;
   at: Date;
+  /** What the change found and left, read in its own transaction (console changes write these). */
+  before?: unknown;
+  after?: unknown;
 };
 
 /** Body fields never written to the audit log, at any depth. */
@@ -51,13 +54,21 @@ export function auditBody(body: unknown, secretValues: readonly string[] = []): 
   return size > AUDIT_BODY_MAX ? { truncated: true, characters: size } : kept;
 }
 
+const jsonOrNull = (value: unknown) =>
+  value === null || value === undefined ? null : JSON.stringify(auditBody(value) ?? value);
+
+/**
+ * One audit row. Pass the change's own transaction as `db` when the row must commit with the change
+ * or not at all (the console's changes do); `before` and `after` are redacted as a body is.
+ */
 export async function writeAudit(db: Queryable, entry: AuditEntry): Promise<void> {
   const operator = entry.actor.type === 'operator' ? entry.actor : null;
   await run(
     db,
-    sql`insert into audit_log (id, actor_type, operator_id, operator_name, method, route, target_id, body, status, ip, request_id, at)
+    sql`insert into audit_log (id, actor_type, operator_id, operator_name, method, route, target_id, body, before, after, status, ip, request_id, at)
   values (${createId()}, ${entry.actor.type}, ${operator?.id ?? null}, ${operator?.name ?? null}, ${entry.method},
-  ${entry.route}, ${entry.targetId}, ${entry.body === null ? null : JSON.stringify(entry.body)}::jsonb, ${entry.status},
+  ${entry.route}, ${entry.targetId}, ${entry.body === null ? null : JSON.stringify(entry.body)}::jsonb,
+  ${jsonOrNull(entry.before)}::jsonb, ${jsonOrNull(entry.after)}::jsonb, ${entry.status},
   ${entry.ip}, ${entry.requestId}, ${entry.at.toISOString()})`,
   );
 }
@@ -80,6 +91,8 @@ type AuditRow = {
   route: string;
   targetId: string | null;
   body: unknown;
+  before: unknown;
+  after: unknown;
   status: number;
   ip: string;
   requestId: string | null;
@@ -97,7 +110,7 @@ export async function listAudit(db: Queryable, filter: AuditFilter) {
   const found = await rows<AuditRow>(
     db,
     sql`select id, actor_type as "actorType", operator_id as "operatorId", operator_name as "operatorName", method,
-  route, target_id as "targetId", body, status, ip, request_id as "requestId", at::text as at
+  route, target_id as "targetId", body, before, after, status, ip, request_id as "requestId", at::text as at
   from audit_log where ${sql.join(where, sql` and `)} order by at desc, id desc limit ${filter.limit}`,
   );
   return found.map(({ actorType, operatorId, operatorName, at, ...rest }) => ({
