@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
+import { type Browser, consoleClient, csrfOf } from './client.ts';
 
 /** Secret-looking provider settings: no console page may show them. */
 const PROVIDER_SECRETS = {
@@ -21,8 +21,6 @@ const PROVIDER_SECRETS = {
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
-type Browser = { cookies: Map<string, string> };
-
 /**
  * The operator console on the admin app (docs/console.md): sign-in and sign-out, the idle timeout,
  * CSRF, a viewer refused every change, the audit rows of console changes, the security headers,
@@ -33,7 +31,6 @@ describeStores('the operator console on %s', (store) => {
   const suffix = randomBytes(4).toString('hex');
   const accounts: Record<'viewer' | 'operator', { id: string; name: string; credential: string }> =
     {} as never;
-  const pages: LightMyRequestResponse[] = [];
 
   beforeAll(async () => {
     t = await buildTestApp(store, { ...PROVIDER_SECRETS, CONSOLE_IDLE_MINUTES: '30' });
@@ -45,34 +42,7 @@ describeStores('the operator console on %s', (store) => {
   });
   afterAll(() => t?.close());
 
-  /** A request as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
-  async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await t.admin.inject({
-      method,
-      url,
-      headers: {
-        cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
-      const [pair] = header.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
-      else browser.cookies.delete(name);
-    }
-    pages.push(res);
-    return res;
-  }
-  const csrfOf = (res: LightMyRequestResponse) => /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
-
-  async function signIn(name: string, credential: string) {
-    const browser: Browser = { cookies: new Map() };
-    const form = await visit(browser, 'GET', '/console/sign-in');
-    const res = await visit(browser, 'POST', '/console/sign-in', { csrf: csrfOf(form), name, credential });
-    return { browser, res };
-  }
+  const { pages, visit, signIn } = consoleClient(() => t);
   async function overview(browser: Browser) {
     return visit(browser, 'GET', '/console');
   }

@@ -1,0 +1,57 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import { adminInject } from '@partner-api/testkit/helpers.ts';
+import type { LightMyRequestResponse } from 'fastify';
+
+/** A browser as the console sees it: its cookies. */
+export type Browser = { cookies: Map<string, string> };
+export type Account = { id: string; name: string; credential: string };
+
+/** The CSRF token of the first form on a page. */
+export const csrfOf = (res: LightMyRequestResponse) =>
+  /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
+
+/** An operator account made through the admin API. */
+export async function addOperator(t: TestApp, name: string, role: 'viewer' | 'operator'): Promise<Account> {
+  const res = await adminInject(t, 'POST', '/admin/operators', { name, role });
+  return { name, ...(res.json() as { id: string; credential: string }) };
+}
+
+/**
+ * Requests to the console on the admin app as a browser makes them (cookies kept from Set-Cookie,
+ * forms url-encoded), on the app `app()` answers when called; every answer is kept in `pages` for the no-secret checks.
+ */
+export function consoleClient(app: () => TestApp) {
+  const pages: LightMyRequestResponse[] = [];
+  async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
+    const res = await app().admin.inject({
+      method,
+      url,
+      headers: {
+        cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      payload: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
+      const [pair] = header.split(';');
+      const [name, value] = pair!.split('=') as [string, string];
+      if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
+      else browser.cookies.delete(name);
+    }
+    pages.push(res);
+    return res;
+  }
+  async function signIn(name: string, credential: string) {
+    const browser: Browser = { cookies: new Map() };
+    const form = await visit(browser, 'GET', '/console/sign-in');
+    const res = await visit(browser, 'POST', '/console/sign-in', { csrf: csrfOf(form), name, credential });
+    return { browser, res };
+  }
+  /** Signs in and answers the browser with the session's CSRF token (read from the Overview). */
+  async function session(account: Account) {
+    const { browser } = await signIn(account.name, account.credential);
+    const csrf = csrfOf(await visit(browser, 'GET', '/console'));
+    return { browser, csrf };
+  }
+  return { pages, visit, signIn, session };
+}
