@@ -4,19 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.ts';
 import { one, rows } from '../../src/db/query.ts';
-import { type Account, addOperator, consoleClient } from './client.ts';
-
-/** Secret-looking provider settings: no console page may show them. */
-const PROVIDER_SECRETS = {
-  MPESA_CONSUMER_KEY: `consumer-key-${randomBytes(6).toString('hex')}`,
-  MPESA_CONSUMER_SECRET: `consumer-secret-${randomBytes(6).toString('hex')}`,
-  MPESA_SHORTCODE: '174379',
-  MPESA_PASSKEY: `passkey-${randomBytes(6).toString('hex')}`,
-  MPESA_B2C_SHORTCODE: '600000',
-  MPESA_INITIATOR_NAME: 'apiop',
-  MPESA_SECURITY_CREDENTIAL: `security-credential-${randomBytes(6).toString('hex')}`,
-  MPESA_CALLBACK_TOKEN: randomBytes(24).toString('hex'),
-};
+import { type Account, addOperator, consoleClient, PROVIDER_SECRETS } from './client.ts';
 
 /** Tables a console request may write without changing anything: its audit row and the session's last-seen time. */
 const BOOKKEEPING = new Set(['audit_log', 'console_sessions', '__drizzle_migrations']);
