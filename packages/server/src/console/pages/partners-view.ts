@@ -158,7 +158,7 @@ ${w.disabledReason ? `<dt>Deactivated</dt><dd>${esc(w.disabledReason)} (${when(w
 
   const main = `<p><a href="${PATH}">All partners</a></p>
 <h1>${esc(o.name)}</h1>${notice(input.done)}${facts}
-<section aria-labelledby="s-credentials"><h2 id="s-credentials">Credentials</h2>${credentials}${changes}${create}</section>
+<section aria-labelledby="s-credentials" class="credentials"><h2 id="s-credentials">Credentials</h2>${credentials}${changes}${create}</section>
 <section aria-labelledby="s-webhook"><h2 id="s-webhook">Webhook</h2>${webhook}${deliveries}</section>`;
   return layout(o.name, main, input.who, PATH);
 }
@@ -182,7 +182,7 @@ export function deliveryPage(input: {
     rows: input.attempts.map((a) => [
       when(a.at),
       a.httpStatus === null ? 'no answer' : String(a.httpStatus),
-      volatile(`${a.latencyMs} ms`),
+      `${a.latencyMs} ms`,
       esc(cut(a.error ?? '')) || '—',
     ]),
     empty: 'No attempt yet.',
