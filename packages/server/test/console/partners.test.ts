@@ -121,6 +121,12 @@ describeStores('the console’s Partners page on %s', (store) => {
       `/deliveries/${a.deliveries[0]!.id}"`,
     ])
       expect(res.body).toContain(text);
+    // A viewer gets no change form; an operator does.
+    expect(res.body).toContain('Changes here need the operator role.');
+    expect(res.body).not.toContain('/trusted-ips"');
+    expect((await visit(operator, 'GET', base(a))).body).toContain(
+      `/credentials/${a.credentialId}/trusted-ips"`,
+    );
     for (const text of [b.clientId, b.credentialId, ...b.deliveries.map((d) => d.id), nameB])
       expect(res.body).not.toContain(text);
 

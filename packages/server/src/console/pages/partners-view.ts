@@ -14,6 +14,9 @@ const cut = (text: string) =>
   text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}… (${text.length} characters)` : text;
 const yesNo = (value: boolean) => (value ? 'On' : 'Off');
 const partnerPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
+/** A viewer sees no change form (the server refuses a viewer's POST all the same). */
+const mayChange = (who: Who) => who.role === 'operator';
+const VIEWER = '<p class="hint">Changes here need the operator role.</p>';
 const badge = (text: string) => `<span class="badge">${esc(text)}</span>`;
 
 /** The webhook's state in words: none, active, failing since, or deactivated. */
@@ -141,7 +144,16 @@ ${w.disabledReason ? `<dt>Deactivated</dt><dd>${esc(w.disabledReason)} (${when(w
 
   const deliveries = table({
     caption: `Recent deliveries (the ${input.shown} newest)`,
-    columns: ['Event', 'State', 'Attempts', 'Last status', 'Last error', 'Next attempt', 'Created', ''],
+    columns: [
+      'Event',
+      'State',
+      'Attempts',
+      'Last status',
+      'Last error',
+      'Next attempt',
+      'Created',
+      ...(mayChange(input.who) ? [''] : []),
+    ],
     rows: input.deliveries.map((d) => [
       `<a href="${partnerPath(o.id)}/deliveries/${encodeURIComponent(d.id)}">${esc(d.event)}</a>`,
       esc(d.state),
@@ -150,7 +162,7 @@ ${w.disabledReason ? `<dt>Deactivated</dt><dd>${esc(w.disabledReason)} (${when(w
       esc(cut(d.lastAttemptError ?? d.lastError ?? '')) || '—',
       d.state === 'PENDING' ? when(d.nextAttemptAt) : '—',
       when(d.createdAt),
-      resendForm(input.who, o.id, d),
+      ...(mayChange(input.who) ? [resendForm(input.who, o.id, d)] : []),
     ]),
     empty: 'No delivery yet.',
     rowClass: (i) => (input.deliveries[i]!.state === 'FAILED' ? 'attention' : undefined),
@@ -158,7 +170,7 @@ ${w.disabledReason ? `<dt>Deactivated</dt><dd>${esc(w.disabledReason)} (${when(w
 
   const main = `<p><a href="${PATH}">All partners</a></p>
 <h1>${esc(o.name)}</h1>${notice(input.done)}${facts}
-<section aria-labelledby="s-credentials" class="credentials"><h2 id="s-credentials">Credentials</h2>${credentials}${changes}${create}</section>
+<section aria-labelledby="s-credentials" class="credentials"><h2 id="s-credentials">Credentials</h2>${credentials}${mayChange(input.who) ? changes + create : VIEWER}</section>
 <section aria-labelledby="s-webhook"><h2 id="s-webhook">Webhook</h2>${webhook}${deliveries}</section>`;
   return layout(o.name, main, input.who, PATH);
 }
@@ -200,7 +212,7 @@ export function deliveryPage(input: {
 <dt>Last error</dt><dd>${esc(cut(d.lastError ?? '')) || '—'}</dd></dl>
 ${attempts}
 <p class="hint">Response bodies are not stored: each attempt keeps its status, latency and error only.</p>
-${resendForm(input.who, o.id, d)}`;
+${mayChange(input.who) ? resendForm(input.who, o.id, d) : VIEWER}`;
   return layout(`Delivery of ${d.event}`, main, input.who, PATH);
 }
 
