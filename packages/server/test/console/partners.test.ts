@@ -4,7 +4,7 @@ import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { one, rows } from '../../src/db/query.ts';
+import { one, rows, run } from '../../src/db/query.ts';
 import { claimDueDeliveries } from '../../src/services/webhooks/delivery-store.ts';
 import { publicKeyPem, type SeededPartner, seedPartner } from './partners-seed.ts';
 
@@ -373,6 +373,25 @@ describeStores('the console’s Partners page on %s', (store) => {
       eventId: failed!.eventId,
       url: 'https://hooks.example.com/partner-api',
     });
+    // No resend to a deactivated webhook (409), nothing written.
+    await run(
+      t.ctx.database.db,
+      sql`update webhooks set status = 'DEACTIVED' where organization_id = ${b.organizationId}`,
+    );
+    const count = async () =>
+      (await one<{ n: number }>(
+        t.ctx.database.db,
+        sql`select count(*)::int as n from webhook_deliveries where organization_id = ${b.organizationId}`,
+      ))!.n;
+    const deliveries = await count();
+    const deactivated = await post(operator, `${base(b)}/deliveries/${b.deliveries[0]!.id}/resend`);
+    expect(deactivated.statusCode).toBe(409);
+    expect(deactivated.body).toContain('The webhook is deactivated');
+    expect(await count()).toBe(deliveries);
+    const list = await visit(operator, 'GET', `/console/partners?q=${encodeURIComponent(nameB)}`);
+    expect(list.body.split('<tr').find((r) => r.includes(`>${nameB}</a>`))).toMatch(
+      /class="attention"[\s\S]*Deactivated/,
+    );
     // Another organization's delivery cannot be resent from A's page.
     const foreign = await post(operator, `${base(a)}/deliveries/${b.deliveries[0]!.id}/resend`);
     expect(foreign.statusCode).toBe(404);
