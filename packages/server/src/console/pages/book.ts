@@ -8,6 +8,8 @@ import type { ConsoleKit, Who } from '../kit.ts';
 import { esc, layout, table, volatile } from '../pages.ts';
 
 const PATH = '/console/book';
+/** The ledger check's differences listed at most; the summary counts them all. */
+const LISTED = 200;
 
 /** Whole shares to buy (positive) or that could be sold (negative), in words. */
 function tradeOf(line: BookLine): string {
@@ -88,7 +90,7 @@ function bookPage(who: Who, date: string, today: string, lines: BookLine[], diff
   const ledger = table({
     caption: 'Ledger check differences',
     columns: ['Difference', 'Of', 'Figures'],
-    rows: differences.map((d) => {
+    rows: differences.slice(0, LISTED).map((d) => {
       const [subject, figures] = describe(d);
       return [esc(KIND_WORDS[d.kind]), subject, figures];
     }),
@@ -105,9 +107,9 @@ function bookPage(who: Who, date: string, today: string, lines: BookLine[], diff
 <form method="get" action="${PATH}" class="inline"><label for="book-date">Day (NSE, ${esc(NSE.timeZone)})<input id="book-date" name="date" type="date" value="${esc(date)}" required></label>
 <button type="submit">Show</button>${date === today ? '' : ` <a href="${PATH}">Today</a>`}</form>
 <section aria-labelledby="s-book"><h2 id="s-book">Claims and the pooled position</h2>
-<p class="hint">Claims: what customers hold at the end of the day. To buy or sell: whole shares so that the pooled position covers the claims (claims rounded up). The broker's position is recorded through PUT /admin/book/positions/{symbol}/{date}.</p>${book}</section>
+<p class="hint">Claims: what customers hold at the end of the day. To buy or sell: whole shares so that the pooled position covers the claims (claims rounded up). The broker's position is recorded with <code>partner-api book position &lt;symbol&gt; &lt;units&gt; --on &lt;date&gt;</code>.</p>${book}</section>
 <section aria-labelledby="s-ledger"><h2 id="s-ledger">Ledger check</h2>
-<p class="hint">Every organization's units and money ledgers against holdings, orders and transactions, read now (not for the day above).</p>${ledger}</section>`,
+<p class="hint">Every organization's units and money ledgers against holdings, orders and transactions, read now (not for the day above).${differences.length > LISTED ? ` The first ${LISTED} of ${differences.length} are listed; <code>partner-api ledger check</code> lists them all.` : ''}</p>${ledger}</section>`,
     who,
     PATH,
   );
