@@ -74,7 +74,7 @@ describeStores('the console Market page on %s', (store) => {
     expect(instrument).toContain('Stale: orders wait');
     expect(res.body).toContain('Nairobi Securities Exchange (XNAI)');
     expect(res.body).toMatch(/<span class="badge">Open<\/span>/);
-    expect(res.body).toMatch(/\d+ held prices? to decide/);
+    expect(res.body).toMatch(/\d+ held prices? to confirm or reject/);
   });
 
   it('confirming a held price applies it and audits before and after; rejecting another leaves it unapplied', async () => {

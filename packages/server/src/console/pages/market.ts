@@ -149,11 +149,19 @@ function marketPage(
   const gate = enforced
     ? 'A price older than PRICE_MAX_AGE_SECONDS, or any price outside the session, makes orders wait (the rule of the instruments’ <code>fresh</code> flag).'
     : 'Market hours are not enforced here (MARKET_HOURS): every price trades, as the instruments’ <code>fresh</code> flag says.';
-  const attention = data.held.length + staleness.filter(Boolean).length;
+  const stale = staleness.filter(Boolean).length;
+  const parts = [
+    ...(data.held.length > 0
+      ? [`${data.held.length} held price${data.held.length === 1 ? '' : 's'} to confirm or reject`]
+      : []),
+    ...(stale > 0
+      ? [`${stale} stale price${stale === 1 ? '' : 's'}: orders in ${stale === 1 ? 'it' : 'them'} wait`]
+      : []),
+  ];
   const summary =
-    attention === 0
+    parts.length === 0
       ? '<p class="summary ok">No held price; every price trades now.</p>'
-      : `<p class="summary attention">${data.held.length} held price${data.held.length === 1 ? '' : 's'} to decide; ${staleness.filter(Boolean).length} stale price${staleness.filter(Boolean).length === 1 ? '' : 's'}.</p>`;
+      : `<p class="summary attention">${esc(parts.join('; '))}.</p>`;
 
   return layout(
     'Market',
