@@ -7,7 +7,7 @@ import { run } from '../../src/db/query.ts';
 import type { BookLine } from '../../src/services/market/book.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
 import { insertCustomer } from '../ussd/support.ts';
-import { type FormBrowser, rowWith, signedIn } from './market-support.ts';
+import { carriesSecret, type FormBrowser, rowWith, signedIn } from './market-support.ts';
 
 /** Tuesday 1 Dec 2026, 11:00 EAT. */
 const NOW = new Date('2026-12-01T11:00:00+03:00');
@@ -93,6 +93,7 @@ describeStores('the console Book page on %s', (store) => {
     expect(row).toContain('Holding differs from its units entries');
     expect(row).toContain('holding 10.5000, entries 0');
     expect(res.body).toMatch(/\d+ ledger differences?/);
+    expect(carriesSecret(t, res.body)).toBe(false);
   });
 
   it('a bad day is a 400', async () => {

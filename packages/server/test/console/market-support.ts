@@ -74,3 +74,7 @@ export const auditRow = (t: TestApp, route: string, operatorId: string, targetId
 /** The `<tr>` of a table whose cells include `text` exactly (undefined when none). */
 export const rowWith = (html: string, text: string) =>
   html.match(/<tr[^>]*>[\s\S]*?<\/tr>/g)?.find((row) => row.includes(`>${text}<`));
+
+/** Whether a page carries one of the app's configured secrets (the admin token, JWT and callback secrets). */
+export const carriesSecret = (t: TestApp, body: string) =>
+  Object.values(t.ctx.secrets).some((s) => body.includes(s.split('\n')[1] ?? s));

@@ -5,7 +5,7 @@ import { one } from '../../src/db/query.ts';
 import { listHolidays } from '../../src/services/market/holidays.ts';
 import { priceById, recordPrice } from '../../src/services/market/prices.ts';
 import { upsertStocks } from '../../src/services/stocks/upsert.ts';
-import { auditRow, type FormBrowser, rowWith, signedIn } from './market-support.ts';
+import { auditRow, carriesSecret, type FormBrowser, rowWith, signedIn } from './market-support.ts';
 
 /** An instant in East Africa Time. */
 const eat = (local: string) => new Date(`${local}+03:00`);
@@ -75,6 +75,7 @@ describeStores('the console Market page on %s', (store) => {
     expect(res.body).toContain('Nairobi Securities Exchange (XNAI)');
     expect(res.body).toMatch(/<span class="badge">Open<\/span>/);
     expect(res.body).toMatch(/\d+ held prices? to confirm or reject/);
+    expect(carriesSecret(t, res.body)).toBe(false);
   });
 
   it('confirming a held price applies it and audits before and after; rejecting another leaves it unapplied', async () => {
