@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { MESSAGES_PAGE_SIZE } from '../../src/console/pages/messages.ts';
+import { PAGE_SIZE } from '../../src/console/paging.ts';
 import { type Browser, csrfOf, seedSms, signedIn, visit } from './session-kit.ts';
 
 /**
@@ -156,17 +156,17 @@ describeStores('the console: investor messages on %s', (store) => {
     }
   });
 
-  it(`pages by ${MESSAGES_PAGE_SIZE} with a Next link`, async () => {
-    const many = Array.from({ length: MESSAGES_PAGE_SIZE + 3 }, (_, i) => ({
+  it(`pages by ${PAGE_SIZE} with a Next link`, async () => {
+    const many = Array.from({ length: PAGE_SIZE + 3 }, (_, i) => ({
       msisdn: `2547${digits()}${String(i).padStart(4, '0')}`,
       state: 'SENT',
       createdAt: new Date(Date.UTC(2026, 10, 21, 8, 0, i)),
     }));
     const { organizationId } = await seedSms(t, `Paged ${suffix}`, many);
     const first = await visit(t, viewer, 'GET', `/console/messages?organizationId=${organizationId}`);
-    expect(rowsOf(first.body)).toHaveLength(MESSAGES_PAGE_SIZE);
+    expect(rowsOf(first.body)).toHaveLength(PAGE_SIZE);
     const next = /<a href="([^"]+)" rel="next">/.exec(first.body)?.[1]?.replace(/&amp;/g, '&');
-    expect(next).toBe(`/console/messages?organizationId=${organizationId}&offset=${MESSAGES_PAGE_SIZE}`);
+    expect(next).toBe(`/console/messages?organizationId=${organizationId}&offset=${PAGE_SIZE}`);
     const second = await visit(t, viewer, 'GET', next!);
     expect(rowsOf(second.body)).toHaveLength(3);
     expect(second.body).not.toContain('rel="next"');

@@ -5,24 +5,11 @@ import { lastFour } from '../../services/sms/messages.ts';
 import type { SmsState } from '../../services/sms/store.ts';
 import type { ConsoleKit } from '../kit.ts';
 import { esc, layout, table, when } from '../pages.ts';
-
-/** SMS on one page; the "Next" link skips this many. */
-export const MESSAGES_PAGE_SIZE = 100;
-/** The deepest page reachable (bounded: narrow the filter to see older ones). */
-export const MESSAGES_MAX_OFFSET = 10_000;
+import { OFFSET_REFUSAL, offsetOf, PAGE_SIZE, pageAddress, pagingLinks } from '../paging.ts';
 
 type MessagesQuery = { state?: string; organizationId?: string; phone?: string; offset?: string };
 
 const label = (state: string) => state.charAt(0) + state.slice(1).toLowerCase();
-
-/** The page's address for a filter (empty values left out). */
-function address(filter: Record<string, string | number | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(filter))
-    if (value !== undefined && value !== '' && value !== 0) query.set(key, String(value));
-  const text = query.toString();
-  return text ? `/console/messages?${text}` : '/console/messages';
-}
 
 /**
  * The Investor messages page (docs/console.md): the SMS outbox newest first, filtered by state,
@@ -37,18 +24,12 @@ export function registerMessagesPage(app: FastifyInstance, kit: ConsoleKit): voi
     const state = query.state || undefined;
     const organizationId = query.organizationId || undefined;
     const phone = query.phone?.trim() || undefined;
-    const offset = query.offset ? Number(query.offset) : 0;
+    const offset = offsetOf(query.offset);
     if (state !== undefined && !(SMS_STATES as readonly string[]).includes(state))
       return kit.refuse(reply, found, 400, `The state must be one of ${SMS_STATES.join(', ')}.`);
     if (phone !== undefined && !/^\d{4}$/.test(phone))
       return kit.refuse(reply, found, 400, 'The phone filter takes the last 4 digits of the number.');
-    if (!Number.isInteger(offset) || offset < 0 || offset > MESSAGES_MAX_OFFSET)
-      return kit.refuse(
-        reply,
-        found,
-        400,
-        `The offset must be a whole number from 0 to ${MESSAGES_MAX_OFFSET}: narrow the filter to see older messages.`,
-      );
+    if (offset === undefined) return kit.refuse(reply, found, 400, OFFSET_REFUSAL);
     const organizations = await listOrganizations({ db });
     if (organizationId !== undefined && !organizations.some((o) => o.id === organizationId))
       return kit.refuse(reply, found, 400, 'No such organization.');
@@ -60,11 +41,11 @@ export function registerMessagesPage(app: FastifyInstance, kit: ConsoleKit): voi
       listSms(db, {
         ...scope,
         state: state as SmsState | undefined,
-        limit: MESSAGES_PAGE_SIZE + 1,
+        limit: PAGE_SIZE + 1,
         offset,
       }),
     ]);
-    const shown = messages.slice(0, MESSAGES_PAGE_SIZE);
+    const shown = messages.slice(0, PAGE_SIZE);
     const filter = { state, organizationId, phone };
 
     const option = (value: string, text: string, selected: boolean) =>
@@ -83,7 +64,7 @@ export function registerMessagesPage(app: FastifyInstance, kit: ConsoleKit): voi
       caption: 'Messages per state (organization and phone filters applied)',
       columns: ['State', 'Messages'],
       rows: SMS_STATES.map((s) => [
-        `<a href="${esc(address({ ...filter, state: s }))}">${esc(label(s))}</a>`,
+        `<a href="${esc(pageAddress('/console/messages', { ...filter, state: s }))}">${esc(label(s))}</a>`,
         esc(String(counts[s])),
       ]),
       rowClass: (i) =>
@@ -130,16 +111,7 @@ export function registerMessagesPage(app: FastifyInstance, kit: ConsoleKit): voi
       rowClass: (i) => (shown[i]!.attention ? 'attention' : undefined),
     });
 
-    const links: string[] = [];
-    if (offset > 0)
-      links.push(
-        `<a href="${esc(address({ ...filter, offset: Math.max(0, offset - MESSAGES_PAGE_SIZE) }))}">Previous ${MESSAGES_PAGE_SIZE}</a>`,
-      );
-    if (messages.length > MESSAGES_PAGE_SIZE && offset + MESSAGES_PAGE_SIZE <= MESSAGES_MAX_OFFSET)
-      links.push(
-        `<a href="${esc(address({ ...filter, offset: offset + MESSAGES_PAGE_SIZE }))}" rel="next">Next ${MESSAGES_PAGE_SIZE}</a>`,
-      );
-    const paging = links.length > 0 ? `<nav aria-label="Pages" class="inline">${links.join(' ')}</nav>` : '';
+    const paging = pagingLinks('/console/messages', filter, offset, messages.length);
 
     return kit.html(
       reply,
