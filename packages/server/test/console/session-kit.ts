@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { run } from '../../src/db/query.ts';
 
 /** A browser as inject sees it: the cookies it keeps. */
-export type Browser = { cookies: Map<string, string> };
+export type Browser = { cookies: Map<string, string>; ip?: string };
 
 /** A request as a browser sends it: its cookies (and form), keeping what Set-Cookie answers. */
 export async function visit(
@@ -24,6 +24,7 @@ export async function visit(
       ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
     },
     payload: form ? new URLSearchParams(form).toString() : undefined,
+    ...(browser.ip ? { remoteAddress: browser.ip } : {}),
   });
   for (const header of [res.headers['set-cookie'] ?? []].flat()) {
     const [pair] = header.split(';');
