@@ -43,3 +43,13 @@ export function pagingLinks(
     );
   return links.length > 0 ? `<nav aria-label="Pages" class="inline">${links.join(' ')}</nav>` : '';
 }
+
+/** The query's fields when each came once as text; undefined when one repeats (an array). */
+export function singleValues(query: unknown): Record<string, string> | undefined {
+  const fields = (query ?? {}) as Record<string, unknown>;
+  return Object.values(fields).every((v) => typeof v === 'string')
+    ? (fields as Record<string, string>)
+    : undefined;
+}
+
+export const REPEATED_REFUSAL = 'Give each filter once.';

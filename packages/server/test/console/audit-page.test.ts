@@ -118,6 +118,7 @@ describeStores('the console: the audit log page on %s', (store) => {
       ['from=2021-03-05&to=2021-03-04', 'To must not be before from'],
       ['offset=abc', 'The offset must be'],
       [`target=${'x'.repeat(201)}`, 'too long'],
+      ['actor=a&actor=b', 'Give each filter once'],
     ] as const) {
       const res = await visit(t, viewer, 'GET', `/console/audit?${query}`);
       expect(res.statusCode, query).toBe(400);

@@ -148,6 +148,7 @@ describeStores('the console: investor messages on %s', (store) => {
       ['offset=-1', 'The offset must be'],
       ['offset=999999', 'The offset must be'],
       ['organizationId=nope', 'No such organization'],
+      ['state=SENT&state=FAILED', 'Give each filter once'],
     ] as const) {
       const res = await visit(t, viewer, 'GET', `/console/messages?${query}`);
       expect(res.statusCode, query).toBe(400);

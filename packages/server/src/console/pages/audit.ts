@@ -2,7 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { listAudit } from '../../services/audit/log.ts';
 import type { ConsoleKit } from '../kit.ts';
 import { esc, layout, table, volatile, when } from '../pages.ts';
-import { OFFSET_REFUSAL, offsetOf, PAGE_SIZE, pagingLinks } from '../paging.ts';
+import {
+  OFFSET_REFUSAL,
+  offsetOf,
+  PAGE_SIZE,
+  pagingLinks,
+  REPEATED_REFUSAL,
+  singleValues,
+} from '../paging.ts';
 
 type AuditQuery = {
   actor?: string;
@@ -43,7 +50,8 @@ export function registerAuditPage(app: FastifyInstance, kit: ConsoleKit): void {
   app.get('/console/audit', { config: kit.config }, async (request, reply) => {
     const found = await kit.session(request, reply);
     if (!found) return reply;
-    const query = request.query as AuditQuery;
+    const query: AuditQuery | undefined = singleValues(request.query);
+    if (!query) return kit.refuse(reply, found, 400, REPEATED_REFUSAL);
     const filter = {
       actor: query.actor?.trim() || undefined,
       route: query.route?.trim() || undefined,

@@ -5,7 +5,15 @@ import { lastFour } from '../../services/sms/messages.ts';
 import type { SmsState } from '../../services/sms/store.ts';
 import type { ConsoleKit } from '../kit.ts';
 import { esc, layout, table, when } from '../pages.ts';
-import { OFFSET_REFUSAL, offsetOf, PAGE_SIZE, pageAddress, pagingLinks } from '../paging.ts';
+import {
+  OFFSET_REFUSAL,
+  offsetOf,
+  PAGE_SIZE,
+  pageAddress,
+  pagingLinks,
+  REPEATED_REFUSAL,
+  singleValues,
+} from '../paging.ts';
 
 type MessagesQuery = { state?: string; organizationId?: string; phone?: string; offset?: string };
 
@@ -20,7 +28,8 @@ export function registerMessagesPage(app: FastifyInstance, kit: ConsoleKit): voi
   app.get('/console/messages', { config: kit.config }, async (request, reply) => {
     const found = await kit.session(request, reply);
     if (!found) return reply;
-    const query = request.query as MessagesQuery;
+    const query: MessagesQuery | undefined = singleValues(request.query);
+    if (!query) return kit.refuse(reply, found, 400, REPEATED_REFUSAL);
     const state = query.state || undefined;
     const organizationId = query.organizationId || undefined;
     const phone = query.phone?.trim() || undefined;
