@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
+import { visitConsole } from './visit.ts';
 
 /** Secret-looking provider settings: no console page may show them. */
 const PROVIDER_SECRETS = {
@@ -47,21 +48,7 @@ describeStores('the operator console on %s', (store) => {
 
   /** A request as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
   async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await t.admin.inject({
-      method,
-      url,
-      headers: {
-        cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
-      const [pair] = header.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
-      else browser.cookies.delete(name);
-    }
+    const res = await visitConsole(t, browser, method, url, form);
     pages.push(res);
     return res;
   }

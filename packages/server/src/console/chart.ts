@@ -1,0 +1,88 @@
+import type { BarSeriesOption, LineSeriesOption } from 'echarts/charts';
+import { BarChart, LineChart } from 'echarts/charts';
+import type { GridComponentOption, LegendComponentOption } from 'echarts/components';
+import { GridComponent, LegendComponent } from 'echarts/components';
+import type { ComposeOption } from 'echarts/core';
+import * as echarts from 'echarts/core';
+import { SVGRenderer } from 'echarts/renderers';
+import { esc } from './pages.ts';
+
+echarts.use([BarChart, LineChart, GridComponent, LegendComponent, SVGRenderer]);
+
+export type ChartOption = ComposeOption<
+  BarSeriesOption | LineSeriesOption | GridComponentOption | LegendComponentOption
+>;
+
+/** Distinct on white at 4.5:1 or more (WCAG AA for text, and more than enough for lines). */
+export const PALETTE = [
+  '#1f5fa8',
+  '#b3261e',
+  '#1b6e35',
+  '#8a4f00',
+  '#6b3fa0',
+  '#00707a',
+  '#4a4a4a',
+  '#a3007d',
+];
+
+/** SVG presentation attributes a renderer's `style="..."` may carry, kept as attributes. */
+const PRESENTATION = new Set([
+  'font-size',
+  'font-family',
+  'font-weight',
+  'font-style',
+  'fill',
+  'stroke',
+  'opacity',
+]);
+
+/**
+ * `option` drawn by Apache ECharts on the server as SVG, made fit for the console's CSP
+ * (`style-src 'self'`, no script): the hover `<style>` element is dropped (no pointer events reach a
+ * script-free page), inline `style` attributes become presentation attributes, the namespaces go
+ * (inline SVG in HTML needs none), the renderer's hover classes and metadata go, its per-instance ids
+ * become `id`-prefixed (stable run to run), and the root gets `role="img"` and `aria-label`. Animation is off: the output is the
+ * same for the same option.
+ */
+export function chartSvg(
+  id: string,
+  label: string,
+  option: ChartOption,
+  size = { width: 720, height: 300 },
+): string {
+  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, ...size });
+  try {
+    chart.setOption({
+      animation: false,
+      color: PALETTE,
+      textStyle: { fontFamily: 'system-ui, sans-serif', fontSize: 12, color: '#1a1a1a' },
+      ...option,
+    });
+    return chart
+      .renderToSVGString()
+      .replace(/<style[^>]*>[\s\S]*?<\/style>/g, '')
+      .replace(/ style="([^"]*)"/g, (_, style: string) =>
+        style
+          .split(';')
+          .map((part) => part.split(':').map((s) => s.trim()))
+          .filter(([name, value]) => name && value && PRESENTATION.has(name))
+          .map(([name, value]) => ` ${name}="${esc(value!)}"`)
+          .join(''),
+      )
+      .replace(/ (xmlns(:xlink)?|version|baseProfile|class|ecmeta_\w+)="[^"]*"/g, '')
+      .replace(/zr\d+-/g, `${id}-`)
+      .replace(/^<svg width="\d+" height="\d+"/, `<svg class="chart" role="img" aria-label="${esc(label)}"`);
+  } finally {
+    chart.dispose();
+  }
+}
+
+/**
+ * A chart as a figure: its caption, the SVG, and the same figures as a table in a `<details>`
+ * ("The figures"), so that every value is readable without the picture.
+ */
+export function figure(input: { caption: string; svg: string; table: string }): string {
+  return `<figure class="chart-figure"><figcaption>${esc(input.caption)}</figcaption>
+<div class="chart-box">${input.svg}</div>
+<details><summary>The figures</summary>${input.table}</details></figure>`;
+}

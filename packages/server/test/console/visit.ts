@@ -1,0 +1,31 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import type { LightMyRequestResponse } from 'fastify';
+
+/** The cookies a browser keeps between console requests. */
+export type ConsoleBrowser = { cookies: Map<string, string> };
+
+/** A request to the admin app as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
+export async function visitConsole(
+  t: TestApp,
+  browser: ConsoleBrowser,
+  method: 'GET' | 'POST',
+  url: string,
+  form?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
+  const res = await t.admin.inject({
+    method,
+    url,
+    headers: {
+      cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    payload: form ? new URLSearchParams(form).toString() : undefined,
+  });
+  for (const header of [res.headers['set-cookie'] ?? []].flat()) {
+    const [pair] = header.split(';');
+    const [name, value] = pair!.split('=') as [string, string];
+    if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
+    else browser.cookies.delete(name);
+  }
+  return res;
+}
