@@ -77,6 +77,25 @@ export function chartSvg(
   }
 }
 
+/** Wide for a laptop, narrow for a phone: CSS shows one (`display: none` hides the other from assistive technology too). */
+export type Layout = { narrow: boolean; width: number; height: number };
+
+/**
+ * The chart drawn twice, 720 px wide and 360 px wide, each from `option(layout)`: scaled down,
+ * a laptop's chart would be unreadable on a phone.
+ */
+export function responsiveChart(
+  id: string,
+  label: string,
+  option: (layout: Layout) => ChartOption,
+  height = 300,
+): string {
+  const wide = { narrow: false, width: 720, height };
+  const narrow = { narrow: true, width: 360, height: height + 60 };
+  return `<div class="chart-wide">${chartSvg(`${id}w`, label, option(wide), wide)}</div>
+<div class="chart-narrow">${chartSvg(`${id}n`, label, option(narrow), narrow)}</div>`;
+}
+
 /**
  * A chart as a figure: its caption, the SVG, and the same figures as a table in a `<details>`
  * ("The figures"), so that every value is readable without the picture.

@@ -5,7 +5,7 @@ import {
   providerPayments,
   successRate,
 } from '../../services/payments/provider-stats.ts';
-import { type ChartOption, chartSvg, figure, PALETTE } from '../chart.ts';
+import { type ChartOption, figure, type Layout, PALETTE, responsiveChart } from '../chart.ts';
 import type { ConsoleKit } from '../kit.ts';
 import { esc, layout, table, when } from '../pages.ts';
 
@@ -24,15 +24,27 @@ const hourCell = (hour: Date) => esc(`${hour.toISOString().slice(0, 13).replace(
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(1)}%`);
 const ms = (seconds: number | null) => (seconds === null ? '—' : `${Math.round(seconds * 1000)}`);
 
-const axes = (hours: Date[]) => ({
-  grid: { left: 56, right: 56, top: 48, bottom: 36 },
+/**
+ * The hour axis and the legend: on a laptop the legend is one row above the plot (or a column
+ * when `column`, for long route names); on a phone always a column.
+ */
+const axes = (hours: Date[], { narrow }: Layout, entries: number, column = false) => ({
+  grid: {
+    left: narrow ? 40 : 56,
+    right: narrow ? 44 : 56,
+    top: narrow || column ? 36 + entries * 20 : 56,
+    bottom: 28,
+  },
   xAxis: {
     type: 'category' as const,
     data: hours.map(hourLabel),
-    axisLabel: { interval: 2, color: '#1a1a1a' },
+    axisLabel: { interval: narrow ? 5 : 2, color: '#1a1a1a' },
     axisLine: { lineStyle: { color: '#4a4a4a' } },
   },
-  legend: { top: 4, textStyle: { color: '#1a1a1a' } },
+  legend:
+    narrow || column
+      ? { orient: 'vertical' as const, left: 4, top: 4, itemGap: 6, textStyle: { color: '#1a1a1a' } }
+      : { top: 4, itemGap: 28, textStyle: { color: '#1a1a1a' } },
 });
 
 /** One provider's hours: stacked bars (succeeded, failed, not finished) and the success rate. */
@@ -47,8 +59,8 @@ function providerFigure(adapter: string, hours: Date[], found: ProviderPayments[
     }),
     { count: 0, succeeded: 0, failed: 0 },
   );
-  const option: ChartOption = {
-    ...axes(hours),
+  const option = (layout: Layout): ChartOption => ({
+    ...axes(hours, layout, 4),
     color: ['#1b6e35', '#b3261e', '#8c8c8c', '#1f5fa8'],
     yAxis: [
       { type: 'value', name: 'payments', minInterval: 1, axisLabel: { color: '#1a1a1a' } },
@@ -86,11 +98,11 @@ function providerFigure(adapter: string, hours: Date[], found: ProviderPayments[
         }),
       },
     ],
-  };
+  });
   const label = `Payments per hour through ${adapter} over the last 24 hours: ${totals.count} payments, ${totals.succeeded} succeeded, ${totals.failed} failed, success rate ${percent(successRate(totals))}.`;
   return figure({
     caption: `${adapter}: payments per hour and success rate`,
-    svg: chartSvg(`pay${index}`, label, option),
+    svg: responsiveChart(`pay${index}`, label, option),
     table: table({
       caption: `Payments through ${adapter} per hour (UTC)`,
       columns: ['Hour (UTC)', 'Payments', 'Succeeded', 'Failed', 'Not finished', 'Success rate'],
@@ -123,17 +135,21 @@ function routeFigures(hours: Date[], routes: RouteHistory[]): string {
         }),
       };
     });
-  const base = { ...axes(hours), grid: { left: 56, right: 24, top: 72, bottom: 36 } };
-  const rate: ChartOption = {
-    ...base,
+  const base = (layout: Layout) => {
+    const drawn = axes(hours, layout, routes.length, true);
+    return { ...drawn, grid: { ...drawn.grid, right: 24 } };
+  };
+  const rate = (layout: Layout): ChartOption => ({
+    ...base(layout),
     yAxis: { type: 'value', name: 'per minute', axisLabel: { color: '#1a1a1a' } },
     series: series((h) => h.perMinute),
-  };
-  const p95: ChartOption = {
-    ...base,
+  });
+  const p95 = (layout: Layout): ChartOption => ({
+    ...base(layout),
     yAxis: { type: 'value', name: 'p95 ms', axisLabel: { color: '#1a1a1a' } },
     series: series((h) => (h.p95 ?? 0) * 1000),
-  };
+  });
+  const height = 260 + routes.length * 20;
   const busiest = routes[0]!;
   const each = (cells: (r: RouteHistory, h: RouteHistory['hours'][number]) => string[]) =>
     routes.flatMap((r) => r.hours.map((h) => [esc(r.route), hourCell(h.hour), ...cells(r, h)]));
@@ -149,21 +165,21 @@ function routeFigures(hours: Date[], routes: RouteHistory[]): string {
   });
   return `${figure({
     caption: `Requests per minute, the ${routes.length} busiest routes`,
-    svg: chartSvg(
+    svg: responsiveChart(
       'rate',
       `Requests per minute per hour for the ${routes.length} busiest routes over the last 24 hours; the busiest, ${busiest.route}, answered ${busiest.count}.`,
       rate,
-      { width: 720, height: 340 },
+      height,
     ),
     table: rateTable,
   })}
 ${figure({
   caption: `95th percentile latency, the ${routes.length} busiest routes`,
-  svg: chartSvg(
+  svg: responsiveChart(
     'p95',
     `The 95th percentile latency in milliseconds per hour for the ${routes.length} busiest routes over the last 24 hours.`,
     p95,
-    { width: 720, height: 340 },
+    height,
   ),
   table: latencyTable,
 })}`;
