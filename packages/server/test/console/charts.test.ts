@@ -232,6 +232,14 @@ group by 1 order by 1`,
     expect(again.body.match(/<svg[\s\S]*?<\/svg>/g)).toEqual(svgs);
     // Nothing to change on this page: no form beyond sign-out.
     expect(res.body.match(/<form /g)).toHaveLength(1);
+    // A day with nothing in it says so in words, with no chart (signed in anew: the clock moved on).
+    t.ctx.clock = () => new Date('2031-06-01T00:00:00Z');
+    const empty = await visit(await signIn('viewer'), 'GET', '/console/charts');
+    t.ctx.clock = () => NOW;
+    expect(empty.statusCode).toBe(200);
+    expect(empty.body).toContain('No payments in the last 24 hours.');
+    expect(empty.body).toContain('No requests sampled in the last 24 hours.');
+    expect(empty.body).not.toContain('<svg');
     const anonymous = await t.admin.inject({ method: 'GET', url: '/console/charts' });
     expect(anonymous.statusCode).toBe(303);
     expect(anonymous.headers.location).toBe('/console/sign-in');
