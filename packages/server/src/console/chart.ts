@@ -1,13 +1,32 @@
 import type { BarSeriesOption, LineSeriesOption } from 'echarts/charts';
-import { BarChart, LineChart } from 'echarts/charts';
 import type { GridComponentOption, LegendComponentOption } from 'echarts/components';
-import { GridComponent, LegendComponent } from 'echarts/components';
 import type { ComposeOption } from 'echarts/core';
-import * as echarts from 'echarts/core';
-import { SVGRenderer } from 'echarts/renderers';
 import { esc } from './pages.ts';
 
-echarts.use([BarChart, LineChart, GridComponent, LegendComponent, SVGRenderer]);
+let loaded: Promise<typeof import('echarts/core')> | undefined;
+/**
+ * ECharts with only what the console draws (bars, lines, the grid, the legend, the SVG renderer),
+ * loaded with the first chart: its import takes about a second, which the process's start need not pay.
+ */
+function echartsCore(): Promise<typeof import('echarts/core')> {
+  loaded ??= (async () => {
+    const [core, charts, components, renderers] = await Promise.all([
+      import('echarts/core'),
+      import('echarts/charts'),
+      import('echarts/components'),
+      import('echarts/renderers'),
+    ]);
+    core.use([
+      charts.BarChart,
+      charts.LineChart,
+      components.GridComponent,
+      components.LegendComponent,
+      renderers.SVGRenderer,
+    ]);
+    return core;
+  })();
+  return loaded;
+}
 
 export type ChartOption = ComposeOption<
   BarSeriesOption | LineSeriesOption | GridComponentOption | LegendComponentOption
@@ -44,12 +63,13 @@ const PRESENTATION = new Set([
  * become `id`-prefixed (stable run to run), and the root gets `role="img"` and `aria-label`. Animation is off: the output is the
  * same for the same option.
  */
-export function chartSvg(
+export async function chartSvg(
   id: string,
   label: string,
   option: ChartOption,
   size = { width: 720, height: 300 },
-): string {
+): Promise<string> {
+  const echarts = await echartsCore();
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, ...size });
   try {
     chart.setOption({
@@ -84,16 +104,16 @@ export type Layout = { narrow: boolean; width: number; height: number };
  * The chart drawn twice, 720 px wide and 360 px wide, each from `option(layout)`: scaled down,
  * a laptop's chart would be unreadable on a phone.
  */
-export function responsiveChart(
+export async function responsiveChart(
   id: string,
   label: string,
   option: (layout: Layout) => ChartOption,
   height = 300,
-): string {
+): Promise<string> {
   const wide = { narrow: false, width: 720, height };
   const narrow = { narrow: true, width: 360, height: height + 60 };
-  return `<div class="chart-wide">${chartSvg(`${id}w`, label, option(wide), wide)}</div>
-<div class="chart-narrow">${chartSvg(`${id}n`, label, option(narrow), narrow)}</div>`;
+  return `<div class="chart-wide">${await chartSvg(`${id}w`, label, option(wide), wide)}</div>
+<div class="chart-narrow">${await chartSvg(`${id}n`, label, option(narrow), narrow)}</div>`;
 }
 
 /**

@@ -48,7 +48,12 @@ const axes = (hours: Date[], { narrow }: Layout, entries: number, column = false
 });
 
 /** One provider's hours: stacked bars (succeeded, failed, not finished) and the success rate. */
-function providerFigure(adapter: string, hours: Date[], found: ProviderPayments[], index: number): string {
+async function providerFigure(
+  adapter: string,
+  hours: Date[],
+  found: ProviderPayments[],
+  index: number,
+): Promise<string> {
   const byHour = new Map(found.map((p) => [p.hour.getTime(), p]));
   const at = (hour: Date) => byHour.get(hour.getTime());
   const totals = found.reduce(
@@ -102,7 +107,7 @@ function providerFigure(adapter: string, hours: Date[], found: ProviderPayments[
   const label = `Payments per hour through ${adapter} over the last 24 hours: ${totals.count} payments, ${totals.succeeded} succeeded, ${totals.failed} failed, success rate ${percent(successRate(totals))}.`;
   return figure({
     caption: `${adapter}: payments per hour and success rate`,
-    svg: responsiveChart(`pay${index}`, label, option),
+    svg: await responsiveChart(`pay${index}`, label, option),
     table: table({
       caption: `Payments through ${adapter} per hour (UTC)`,
       columns: ['Hour (UTC)', 'Payments', 'Succeeded', 'Failed', 'Not finished', 'Success rate'],
@@ -119,7 +124,7 @@ function providerFigure(adapter: string, hours: Date[], found: ProviderPayments[
 }
 
 /** The busiest routes' request rate, and their p95 latency, per hour; the table adds p50 and p99. */
-function routeFigures(hours: Date[], routes: RouteHistory[]): string {
+async function routeFigures(hours: Date[], routes: RouteHistory[]): Promise<string> {
   const series = (value: (h: RouteHistory['hours'][number]) => number) =>
     routes.map((r, i) => {
       const byHour = new Map(r.hours.map((h) => [h.hour.getTime(), h]));
@@ -165,7 +170,7 @@ function routeFigures(hours: Date[], routes: RouteHistory[]): string {
   });
   return `${figure({
     caption: `Requests per minute, the ${routes.length} busiest routes`,
-    svg: responsiveChart(
+    svg: await responsiveChart(
       'rate',
       `Requests per minute per hour for the ${routes.length} busiest routes over the last 24 hours; the busiest, ${busiest.route}, answered ${busiest.count}.`,
       rate,
@@ -175,7 +180,7 @@ function routeFigures(hours: Date[], routes: RouteHistory[]): string {
   })}
 ${figure({
   caption: `95th percentile latency, the ${routes.length} busiest routes`,
-  svg: responsiveChart(
+  svg: await responsiveChart(
     'p95',
     `The 95th percentile latency in milliseconds per hour for the ${routes.length} busiest routes over the last 24 hours.`,
     p95,
@@ -196,27 +201,33 @@ export function registerChartsPage(app: FastifyInstance, kit: ConsoleKit): void 
     const payments = await providerPayments(kit.ctx.database.db, { from, to: now, byHour: true });
     const adapters = [...new Set(payments.map((p) => p.adapter))].sort();
     const routes = kit.ctx.metrics.history.routes(from, now, TOP_ROUTES);
+    const providerSection =
+      adapters.length === 0
+        ? '<p class="empty">No payments in the last 24 hours.</p>'
+        : (
+            await Promise.all(
+              adapters.map((adapter, i) =>
+                providerFigure(
+                  adapter,
+                  hours,
+                  payments.filter((p) => p.adapter === adapter),
+                  i,
+                ),
+              ),
+            )
+          ).join('\n');
+    const routeSection =
+      routes.length === 0
+        ? '<p class="empty">No requests sampled in the last 24 hours.</p>'
+        : await routeFigures(hours, routes);
     const main = `<h1>Charts</h1>
 <p>The last 24 hours, by UTC hour, up to ${when(now)}. Each chart's figures are in the table beneath it.</p>
 <section aria-labelledby="s-payments"><h2 id="s-payments">Payments per provider per hour</h2>
 <p class="hint">Every provider request created in the hour, by what its transaction is now: the success rate is succeeded over finished (succeeded and failed). From the store.</p>
-${
-  adapters.length === 0
-    ? '<p class="empty">No payments in the last 24 hours.</p>'
-    : adapters
-        .map((adapter, i) =>
-          providerFigure(
-            adapter,
-            hours,
-            payments.filter((p) => p.adapter === adapter),
-            i,
-          ),
-        )
-        .join('\n')
-}</section>
+${providerSection}</section>
 <section aria-labelledby="s-routes"><h2 id="s-routes">Requests and latency per route</h2>
 <p class="hint">The public API's responses as this instance counted them (<code>http_requests_total</code>, <code>http_request_duration_seconds</code>), sampled every ${kit.ctx.config.METRICS_SAMPLE_SECONDS} s since it started; another instance's requests are not here, and a restart starts the history afresh. Percentiles are estimated from the latency buckets, as Prometheus's histogram_quantile does.</p>
-${routes.length === 0 ? '<p class="empty">No requests sampled in the last 24 hours.</p>' : routeFigures(hours, routes)}
+${routeSection}
 </section>`;
     return kit.html(reply, 200, layout('Charts', main, kit.who(found), '/console/charts'));
   });
