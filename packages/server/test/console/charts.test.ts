@@ -8,7 +8,7 @@ import { rows } from '../../src/db/query.ts';
 import { LATENCY_BUCKETS, RequestTally } from '../../src/lib/metrics.ts';
 import { HISTORY_LIMIT, histogramQuantile, RequestHistory } from '../../src/lib/request-history.ts';
 import { seedPayments } from './charts-seed.ts';
-import { type ConsoleBrowser as Browser, visitConsole } from './visit.ts';
+import { type Browser, consoleClient } from './client.ts';
 
 /** A fixed "now" far from the wall clock: other suites' rows on the shared PostgreSQL fall outside the window. */
 const NOW = new Date('2030-01-15T12:30:00Z');
@@ -128,13 +128,10 @@ describeStores('the console Charts page on %s', (store) => {
   });
   afterAll(() => t?.close());
 
-  const visit = (browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) =>
-    visitConsole(t, browser, method, url, form);
-  async function signIn(role: 'viewer' | 'operator') {
-    const browser: Browser = { cookies: new Map() };
-    const form = await visit(browser, 'GET', '/console/sign-in');
-    const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
-    const res = await visit(browser, 'POST', '/console/sign-in', { csrf, ...accounts[role] });
+  const client = consoleClient(() => t);
+  const { visit } = client;
+  async function signIn(role: 'viewer' | 'operator'): Promise<Browser> {
+    const { browser, res } = await client.signIn(accounts[role].name, accounts[role].credential);
     expect(res.statusCode).toBe(303);
     return browser;
   }

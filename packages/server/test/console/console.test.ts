@@ -2,27 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
-import { visitConsole } from './visit.ts';
-
-/** Secret-looking provider settings: no console page may show them. */
-const PROVIDER_SECRETS = {
-  MPESA_CONSUMER_KEY: `consumer-key-${randomBytes(6).toString('hex')}`,
-  MPESA_CONSUMER_SECRET: `consumer-secret-${randomBytes(6).toString('hex')}`,
-  MPESA_SHORTCODE: '174379',
-  MPESA_PASSKEY: `passkey-${randomBytes(6).toString('hex')}`,
-  MPESA_B2C_SHORTCODE: '600000',
-  MPESA_INITIATOR_NAME: 'apiop',
-  MPESA_SECURITY_CREDENTIAL: `security-credential-${randomBytes(6).toString('hex')}`,
-  MPESA_CALLBACK_TOKEN: randomBytes(24).toString('hex'),
-};
+import { type Browser, consoleClient, csrfOf, PROVIDER_SECRETS } from './client.ts';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
-
-type Browser = { cookies: Map<string, string> };
 
 /**
  * The operator console on the admin app (docs/console.md): sign-in and sign-out, the idle timeout,
@@ -34,7 +19,6 @@ describeStores('the operator console on %s', (store) => {
   const suffix = randomBytes(4).toString('hex');
   const accounts: Record<'viewer' | 'operator', { id: string; name: string; credential: string }> =
     {} as never;
-  const pages: LightMyRequestResponse[] = [];
 
   beforeAll(async () => {
     t = await buildTestApp(store, { ...PROVIDER_SECRETS, CONSOLE_IDLE_MINUTES: '30' });
@@ -46,20 +30,7 @@ describeStores('the operator console on %s', (store) => {
   });
   afterAll(() => t?.close());
 
-  /** A request as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
-  async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await visitConsole(t, browser, method, url, form);
-    pages.push(res);
-    return res;
-  }
-  const csrfOf = (res: LightMyRequestResponse) => /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
-
-  async function signIn(name: string, credential: string) {
-    const browser: Browser = { cookies: new Map() };
-    const form = await visit(browser, 'GET', '/console/sign-in');
-    const res = await visit(browser, 'POST', '/console/sign-in', { csrf: csrfOf(form), name, credential });
-    return { browser, res };
-  }
+  const { pages, visit, signIn } = consoleClient(() => t);
   async function overview(browser: Browser) {
     return visit(browser, 'GET', '/console');
   }
