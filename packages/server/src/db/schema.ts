@@ -415,6 +415,8 @@ export const providerRequests = pgTable(
     index('provider_requests_due_idx').on(t.state, t.nextAttemptAt),
     // Callbacks find their request by the provider's ids (`provider_ids @> {"key": "value"}`).
     index('provider_requests_ids_idx').using('gin', sql`${t.providerIds} jsonb_path_ops`),
+    // The console's Charts and Overview count the last hour and day of requests by time.
+    index('provider_requests_created_idx').on(t.createdAt),
   ],
 );
 
@@ -442,7 +444,11 @@ export const providerExchanges = pgTable(
     /** What a callback claimed (status, reason, receipt), as it came: a claim, not a fact. */
     claim: jsonb('claim').$type<Record<string, unknown>>(),
   },
-  (t) => [index('provider_exchanges_transaction_idx').on(t.transactionId, t.at)],
+  (t) => [
+    index('provider_exchanges_transaction_idx').on(t.transactionId, t.at),
+    // The console's Overview and Charts read the calls' latencies of the last hour and day.
+    index('provider_exchanges_at_idx').on(t.at),
+  ],
 );
 
 /**

@@ -1,0 +1,2 @@
+CREATE INDEX "provider_exchanges_at_idx" ON "provider_exchanges" USING btree ("at");--> statement-breakpoint
+CREATE INDEX "provider_requests_created_idx" ON "provider_requests" USING btree ("created_at");
