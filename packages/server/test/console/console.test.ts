@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
+import { type Browser, csrfOf, visitAs } from './session.ts';
 
 /** Secret-looking provider settings: no console page may show them. */
 const PROVIDER_SECRETS = {
@@ -20,8 +21,6 @@ const PROVIDER_SECRETS = {
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
-
-type Browser = { cookies: Map<string, string> };
 
 /**
  * The operator console on the admin app (docs/console.md): sign-in and sign-out, the idle timeout,
@@ -46,26 +45,12 @@ describeStores('the operator console on %s', (store) => {
   afterAll(() => t?.close());
 
   /** A request as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
+  /** A request as a browser sends it; every page is kept for the secrets check. */
   async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await t.admin.inject({
-      method,
-      url,
-      headers: {
-        cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
-      const [pair] = header.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
-      else browser.cookies.delete(name);
-    }
+    const res = await visitAs(t, browser, method, url, form);
     pages.push(res);
     return res;
   }
-  const csrfOf = (res: LightMyRequestResponse) => /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
 
   async function signIn(name: string, credential: string) {
     const browser: Browser = { cookies: new Map() };

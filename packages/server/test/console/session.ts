@@ -1,0 +1,35 @@
+import type { TestApp } from '@partner-api/testkit/app.ts';
+import type { LightMyRequestResponse } from 'fastify';
+
+/** A browser as the console's inject tests play it: the cookies it holds. */
+export type Browser = { cookies: Map<string, string> };
+
+/** A request as a browser sends it to the admin app: its cookies, and whatever Set-Cookie answers are kept. */
+export async function visitAs(
+  t: TestApp,
+  browser: Browser,
+  method: 'GET' | 'POST',
+  url: string,
+  form?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
+  const res = await t.admin.inject({
+    method,
+    url,
+    headers: {
+      cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    payload: form ? new URLSearchParams(form).toString() : undefined,
+  });
+  for (const header of [res.headers['set-cookie'] ?? []].flat()) {
+    const [pair] = header.split(';');
+    const [name, value] = pair!.split('=') as [string, string];
+    if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
+    else browser.cookies.delete(name);
+  }
+  return res;
+}
+
+/** The CSRF token of the first form on a page. */
+export const csrfOf = (res: LightMyRequestResponse) =>
+  /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
