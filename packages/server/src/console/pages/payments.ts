@@ -118,17 +118,15 @@ export function registerPaymentsPage(app: FastifyInstance, kit: ConsoleKit): voi
     const stuck = await listStuck(db, { olderThanSeconds: 300, limit: 100, now: kit.ctx.clock() });
     const queue = table({
       caption: 'Operator queue: payments with the operator, uncertain, or not done after 5 minutes',
-      columns: ['Transaction', 'Kind', 'Provider', 'Amount', 'Status', 'Request', 'Why', 'Created', 'Action'],
+      columns: ['Transaction', 'Payment', 'Provider request', 'Created', 'Action'],
       empty: 'No payment is waiting for a person.',
       rowClass: (i) => (stuck[i]!.state === 'OPERATOR' ? 'attention' : undefined),
       rows: stuck.map((s) => [
         link(s.transactionId),
-        esc(s.operation === 'COLLECT' ? 'collection' : 'payout'),
-        esc(s.adapter),
-        money(s.transaction.amount, s.transaction.currency),
-        esc(s.transaction.status),
-        `<span class="badge">${esc(s.state)}</span> ${esc(`${s.attempts} attempt${s.attempts === 1 ? '' : 's'}`)}`,
-        s.lastError ? esc(s.lastError) : '—',
+        `${esc(s.operation === 'COLLECT' ? 'collection' : 'payout')} of ${money(s.transaction.amount, s.transaction.currency)}<br><small>${esc(s.transaction.status)}</small>`,
+        `<span class="badge">${esc(s.state)}</span> ${esc(`${s.attempts} attempt${s.attempts === 1 ? '' : 's'}`)} · ${volatile(s.adapter)}${
+          s.lastError ? `<br><small>${esc(s.lastError)}</small>` : ''
+        }`,
         when(s.createdAt),
         s.state === 'SENDING'
           ? '<span class="hint">Being sent now</span>'
@@ -305,7 +303,7 @@ function timelinePage(
   const entries: string[] = [
     `<li><h3>Payment requested</h3><p>${when(shown.transaction.createdAt)} · ${esc(
       `${p.kind} of ${p.currency} ${p.amount} to ${p.provider}`,
-    )}${r ? esc(` through ${r.adapter} (${r.operation})`) : ''}</p></li>`,
+    )}${r ? ` through ${volatile(r.adapter)} ${esc(`(${r.operation})`)}` : ''}</p></li>`,
     ...shown.exchanges.map((e) => {
       const label = KIND_LABEL[e.kind] ?? e.kind;
       const meta = [
