@@ -5,19 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
-import { type Browser, csrfOf, visitAs } from './session.ts';
-
-/** Secret-looking provider settings: no console page may show them. */
-const PROVIDER_SECRETS = {
-  MPESA_CONSUMER_KEY: `consumer-key-${randomBytes(6).toString('hex')}`,
-  MPESA_CONSUMER_SECRET: `consumer-secret-${randomBytes(6).toString('hex')}`,
-  MPESA_SHORTCODE: '174379',
-  MPESA_PASSKEY: `passkey-${randomBytes(6).toString('hex')}`,
-  MPESA_B2C_SHORTCODE: '600000',
-  MPESA_INITIATOR_NAME: 'apiop',
-  MPESA_SECURITY_CREDENTIAL: `security-credential-${randomBytes(6).toString('hex')}`,
-  MPESA_CALLBACK_TOKEN: randomBytes(24).toString('hex'),
-};
+import { type Browser, csrfOf, PROVIDER_SECRETS, visitAs } from './session.ts';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";

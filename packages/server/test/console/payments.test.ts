@@ -15,7 +15,7 @@ import {
   startCountingProvider,
 } from '../payments/pipeline/counting-provider.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
-import { type Browser, csrfOf, visitAs } from './session.ts';
+import { type Browser, csrfOf, PROVIDER_SECRETS, visitAs } from './session.ts';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 /** A Safaricom number no other run uses (the PostgreSQL store is shared). */
@@ -36,7 +36,7 @@ describeStores('the console Payments page on %s', (store) => {
   const partners: Array<Partner & { name: string }> = [];
 
   beforeAll(async () => {
-    t = await buildTestApp(store);
+    t = await buildTestApp(store, PROVIDER_SECRETS);
     stockId = (await ensureCatalog(t)).buy;
     provider = await startCountingProvider();
     const adapter = countingAdapter(provider.url, { name: `count-${suffix}`, reconcileAfterMs: 1000 });
@@ -185,6 +185,8 @@ describeStores('the console Payments page on %s', (store) => {
             token: secrets.token,
             nested: { access_token: secrets.access, SecurityCredential: secrets.credential },
             ResultDesc: 'The service request is processed successfully.',
+            CallBackURL: `https://api.example.com/callbacks/mpesa/${PROVIDER_SECRETS.MPESA_CALLBACK_TOKEN}/stk`,
+            note: `passkey ${PROVIDER_SECRETS.MPESA_PASSKEY} and key ${PROVIDER_SECRETS.MPESA_CONSUMER_SECRET}`,
           },
           status: 200,
           responseBody: { ResultCode: 0 },
@@ -201,6 +203,10 @@ describeStores('the console Payments page on %s', (store) => {
     const res = await visit(browser, 'GET', `/console/payments/${transactionId}`);
     expect(res.statusCode).toBe(200);
     for (const secret of Object.values(secrets)) expect(res.body).not.toContain(secret);
+    for (const [name, secret] of Object.entries(PROVIDER_SECRETS))
+      if (secret.length >= 16) expect(res.body, name).not.toContain(secret);
+    expect(res.body).toContain('https://api.example.com/callbacks/mpesa/[REDACTED]/stk');
+    expect(res.body).not.toContain(t.ctx.secrets.adminToken);
     expect(res.body).toContain('&quot;Password&quot;: &quot;[REDACTED]&quot;');
     expect(res.body).toContain('&quot;access_token&quot;: &quot;[REDACTED]&quot;');
     expect(res.body).toContain('The service request is processed successfully.');

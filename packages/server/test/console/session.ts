@@ -1,5 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import type { TestApp } from '@partner-api/testkit/app.ts';
 import type { LightMyRequestResponse } from 'fastify';
+
+/** Secret-looking provider settings: no console page may show them. */
+export const PROVIDER_SECRETS = {
+  MPESA_CONSUMER_KEY: `consumer-key-${randomBytes(6).toString('hex')}`,
+  MPESA_CONSUMER_SECRET: `consumer-secret-${randomBytes(6).toString('hex')}`,
+  MPESA_SHORTCODE: '174379',
+  MPESA_PASSKEY: `passkey-${randomBytes(6).toString('hex')}`,
+  MPESA_B2C_SHORTCODE: '600000',
+  MPESA_INITIATOR_NAME: 'apiop',
+  MPESA_SECURITY_CREDENTIAL: `security-credential-${randomBytes(6).toString('hex')}`,
+  MPESA_CALLBACK_TOKEN: randomBytes(24).toString('hex'),
+};
 
 /** A browser as the console's inject tests play it: the cookies it holds. */
 export type Browser = { cookies: Map<string, string> };
