@@ -4,6 +4,7 @@ import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { actionsFor } from '../../src/console/pages/payments.ts';
 import { one, rows } from '../../src/db/query.ts';
 import { placeBuy } from '../../src/services/orders/life.ts';
 import { pipelineDeps } from '../../src/services/payments/pipeline/start.ts';
@@ -144,6 +145,24 @@ describeStores('the console Payments page on %s', (store) => {
     // An order id names only its own organization's payment.
     const one = await search(browser, other.orderId);
     expect(one.headers.location).toBe(`/console/payments/${other.transactionId}`);
+  });
+
+  it('offers the actions resolvePayment takes for the state', () => {
+    const of = (kind: 'collection' | 'payout' | 'refund', status: string, requestState: string | null) =>
+      actionsFor({ kind, status, requestState });
+    expect(of('collection', 'PENDING', 'AWAITING')).toEqual(['paid', 'not-paid']);
+    expect(of('collection', 'PENDING', 'QUEUED')).toEqual([]);
+    expect(of('collection', 'CANCELLED', 'OPERATOR')).toEqual(['paid', 'not-paid']);
+    expect(of('collection', 'SUCCESS', 'DONE')).toEqual([]);
+    expect(of('payout', 'PENDING', 'OPERATOR')).toEqual([
+      'paid',
+      'not-paid',
+      'retry-payout',
+      'paid-another-way',
+    ]);
+    expect(of('refund', 'FAILED', 'OPERATOR')).toEqual(['retry-payout', 'paid-another-way']);
+    expect(of('payout', 'FAILED', 'UNCERTAIN')).toEqual([]);
+    expect(of('payout', 'PENDING', null)).toEqual([]);
   });
 
   it('says when nothing matches; the search box is labelled', async () => {
