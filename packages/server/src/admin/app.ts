@@ -1,9 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerConsoleRoutes } from '../console/routes.ts';
 import type { AppContext } from '../context.ts';
-import { rows } from '../db/query.ts';
 import { unauthorized, validationFailed } from '../lib/errors.ts';
 import { InvalidPublicKeyError } from '../lib/keys.ts';
 import { baseFastifyOptions } from '../plugins/base-options.ts';
@@ -15,13 +13,7 @@ import { installValidation } from '../plugins/validation.ts';
 import { metricsHandler } from '../routes/health.ts';
 import { invalidateCallers } from '../services/auth/caller-cache.ts';
 import { createCredential } from '../services/credentials/create.ts';
-import {
-  type CredentialRow,
-  credentialColumns,
-  presentCredential,
-  setSigningKey,
-  updateCredential,
-} from '../services/credentials/update.ts';
+import { listCredentials, setSigningKey, updateCredential } from '../services/credentials/update.ts';
 import { createOrganization } from '../services/organizations/create.ts';
 import { listOrganizations } from '../services/organizations/list.ts';
 import { updateOrganization } from '../services/organizations/update.ts';
@@ -106,12 +98,7 @@ export async function buildAdminApp(
   );
   app.get('/admin/credentials', { schema: { querystring: s.organizationFilter } }, async (request) => {
     const { organizationId } = request.query as { organizationId?: string };
-    const filter = organizationId ? sql`where organization_id = ${organizationId}` : sql``;
-    const found = await rows<CredentialRow>(
-      db,
-      sql`select ${credentialColumns} from credentials ${filter} order by created_at desc`,
-    );
-    return found.map(presentCredential);
+    return listCredentials(db, organizationId);
   });
   app.put(
     '/admin/credentials/:id/signing-key',

@@ -68,6 +68,20 @@ declare module 'fastify' {
 }
 
 /**
+ * The answer of a successful change as its "after" (the resource as the change left it, for the
+ * admin API's PATCH and PUT), secrets redacted; nothing for a refusal or an answer that is not JSON.
+ */
+function answerOf(reply: FastifyReply, payload: unknown, secretValues: readonly string[]): unknown {
+  if (reply.statusCode >= 300 || typeof payload !== 'string') return null;
+  if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return null;
+  try {
+    return auditBody(JSON.parse(payload), secretValues);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * One audit row for every authenticated change (POST, PUT, PATCH, DELETE) on the admin app, written
  * before the answer leaves, whatever its status. A request refused before authentication has no
  * actor and is not recorded; a failure to write is logged and does not change the answer.
@@ -85,6 +99,7 @@ export function installAuditLog(app: FastifyInstance, ctx: AppContext): void {
         route,
         targetId: params.id ?? (Object.values(params).join('/') || null),
         body: auditBody(request.body, secretValues),
+        after: answerOf(reply, payload, secretValues),
         status: reply.statusCode,
         ip: request.ip,
         requestId: typeof request.id === 'string' ? request.id : null,

@@ -44,6 +44,10 @@ declare module 'fastify' {
     /** A console route: the session, not the admin token, authenticates it. */
     console?: boolean;
   }
+  interface FastifyInstance {
+    /** Every console route registered on this app (method and pattern): the tests walk them all. */
+    consoleRoutes?: ReadonlyArray<{ method: string; url: string }>;
+  }
 }
 
 function cookies(request: FastifyRequest): Map<string, string> {
@@ -93,6 +97,13 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
   const db = ctx.database.db;
   const css = readFileSync(path.join(SERVER_FILES.consoleAssets, 'console.css'));
   const config = { console: true } as const;
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.console) return;
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD') routes.push({ method, url: route.url });
+  });
+  app.decorate('consoleRoutes', routes);
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (!request.routeOptions.config?.console) return payload;

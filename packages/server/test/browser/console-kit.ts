@@ -37,7 +37,8 @@ export type ConsoleBrowser = {
 };
 
 async function addOperator(t: TestApp, role: 'operator' | 'viewer') {
-  const name = `${role}-${Math.random().toString(36).slice(2, 8)}`;
+  // Fixed names (each app has its own fresh store): the header's width, and so the screenshots, depend on them.
+  const name = `console-${role}`;
   const answer = await adminInject(t, 'POST', '/admin/operators', { name, role });
   return { name, credential: (answer.json() as { credential: string }).credential };
 }

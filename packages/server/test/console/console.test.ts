@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { one } from '../../src/db/query.ts';
-import { type Browser, csrfOf, PROVIDER_SECRETS, visitAs } from './session.ts';
+import { type Browser, consoleClient, csrfOf, PROVIDER_SECRETS } from './client.ts';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
@@ -20,7 +19,6 @@ describeStores('the operator console on %s', (store) => {
   const suffix = randomBytes(4).toString('hex');
   const accounts: Record<'viewer' | 'operator', { id: string; name: string; credential: string }> =
     {} as never;
-  const pages: LightMyRequestResponse[] = [];
 
   beforeAll(async () => {
     t = await buildTestApp(store, { ...PROVIDER_SECRETS, CONSOLE_IDLE_MINUTES: '30' });
@@ -32,20 +30,7 @@ describeStores('the operator console on %s', (store) => {
   });
   afterAll(() => t?.close());
 
-  /** A request as a browser sends it: its cookies, and whatever Set-Cookie answers are kept. */
-  /** A request as a browser sends it; every page is kept for the secrets check. */
-  async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await visitAs(t, browser, method, url, form);
-    pages.push(res);
-    return res;
-  }
-
-  async function signIn(name: string, credential: string) {
-    const browser: Browser = { cookies: new Map() };
-    const form = await visit(browser, 'GET', '/console/sign-in');
-    const res = await visit(browser, 'POST', '/console/sign-in', { csrf: csrfOf(form), name, credential });
-    return { browser, res };
-  }
+  const { pages, visit, signIn } = consoleClient(() => t);
   async function overview(browser: Browser) {
     return visit(browser, 'GET', '/console');
   }

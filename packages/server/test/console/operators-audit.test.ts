@@ -12,6 +12,8 @@ type AuditEntry = {
   route: string;
   targetId: string | null;
   body: unknown;
+  before?: unknown;
+  after?: unknown;
   status: number;
   ip: string;
 };
@@ -101,11 +103,15 @@ describeStores('operators and the audit log on %s', (store) => {
       route: '/admin/operators',
       targetId: null,
       body: { name, role: 'viewer' },
+      // The answer is the "after", its credential redacted; the admin API reads no "before".
+      after: { id: created.id, name, role: 'viewer', credential: '[REDACTED]' },
+      before: null,
       status: 201,
       ip: '127.0.0.1',
     });
     const rejected = creates.find((e) => e.status === 400 && (e.body as { secret?: string }).secret);
     expect(rejected?.body).toEqual({ name: '', role: 'viewer', secret: '[REDACTED]' });
+    expect(rejected?.after).toBeNull();
 
     const deactivations = await audit(`route=${encodeURIComponent('/admin/operators/:id/deactivate')}`);
     expect(deactivations).toContainEqual(expect.objectContaining({ targetId: created.id, status: 200 }));

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
-import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { createPartner, type Partner } from '@partner-api/testkit/partner.ts';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -16,7 +15,7 @@ import {
   startCountingProvider,
 } from '../payments/pipeline/counting-provider.ts';
 import { ensureCatalog, insertCustomer } from '../ussd/support.ts';
-import { type Browser, csrfOf, PROVIDER_SECRETS, visitAs } from './session.ts';
+import { type Account, addOperator, consoleClient, csrfOf, PROVIDER_SECRETS } from './client.ts';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 /** A Safaricom number no other run uses (the PostgreSQL store is shared). */
@@ -32,8 +31,7 @@ describeStores('the console Payments page on %s', (store) => {
   let provider: CountingProvider;
   let stockId: string;
   const suffix = randomBytes(4).toString('hex');
-  const accounts: Record<'viewer' | 'operator', { id: string; name: string; credential: string }> =
-    {} as never;
+  const accounts: Record<'viewer' | 'operator', Account> = {} as never;
   const partners: Array<Partner & { name: string }> = [];
 
   beforeAll(async () => {
@@ -42,11 +40,8 @@ describeStores('the console Payments page on %s', (store) => {
     provider = await startCountingProvider();
     const adapter = countingAdapter(provider.url, { name: `count-${suffix}`, reconcileAfterMs: 1000 });
     t.ctx.registry = () => adapter;
-    for (const role of ['viewer', 'operator'] as const) {
-      const name = `pay-${role}-${suffix}`;
-      const res = await adminInject(t, 'POST', '/admin/operators', { name, role });
-      accounts[role] = { name, ...(res.json() as { id: string; credential: string }) };
-    }
+    for (const role of ['viewer', 'operator'] as const)
+      accounts[role] = await addOperator(t, `pay-${role}-${suffix}`, role);
     for (const name of [`Alpha Savings ${suffix}`, `Beta Invest ${suffix}`])
       partners.push({ ...(await createPartner(t, { name })), name });
   });
@@ -82,20 +77,13 @@ describeStores('the console Payments page on %s', (store) => {
     return { orderId: placed.orderId, transactionId, request };
   }
 
-  const visit = (browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) =>
-    visitAs(t, browser, method, url, form);
+  const { visit, signIn: signInAs } = consoleClient(() => t);
   async function signIn(role: 'viewer' | 'operator') {
-    const browser: Browser = { cookies: new Map() };
-    const form = await visit(browser, 'GET', '/console/sign-in');
-    const res = await visit(browser, 'POST', '/console/sign-in', {
-      csrf: csrfOf(form),
-      name: accounts[role].name,
-      credential: accounts[role].credential,
-    });
+    const { browser, res } = await signInAs(accounts[role].name, accounts[role].credential);
     expect(res.statusCode).toBe(303);
     return browser;
   }
-  const search = (browser: Browser, q: string) =>
+  const search = (browser: Parameters<typeof visit>[0], q: string) =>
     visit(browser, 'GET', `/console/payments?q=${encodeURIComponent(q)}`);
   const stateOf = (transactionId: string) =>
     one<{ state: string; status: string; providerReference: string | null }>(

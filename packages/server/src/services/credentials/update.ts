@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
-import { assignments, dateOf, one } from '../../db/query.ts';
+import { assignments, dateOf, one, rows } from '../../db/query.ts';
 import type { credentials } from '../../db/schema.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseSigningPublicKey, toPem } from '../../lib/keys.ts';
@@ -41,6 +41,16 @@ export function presentCredential(row: CredentialRow) {
     createdAt: dateOf(row.createdAt),
     updatedAt: dateOf(row.updatedAt),
   };
+}
+
+/** The credentials, newest first, of one organization or of all (GET /admin/credentials, the console). */
+export async function listCredentials(db: Queryable, organizationId?: string) {
+  const filter = organizationId ? sql`where organization_id = ${organizationId}` : sql``;
+  const found = await rows<CredentialRow>(
+    db,
+    sql`select ${credentialColumns} from credentials ${filter} order by created_at desc, id desc`,
+  );
+  return found.map(presentCredential);
 }
 
 /** Writes `set` (and updatedAt) to the credential; 404 when there is none. */

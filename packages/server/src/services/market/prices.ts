@@ -203,3 +203,37 @@ export async function decideHeldPrice(
 export function isStale(priceAsOf: Date | null, now: Date, maxAgeMs: number): boolean {
   return priceAsOf === null || now.getTime() - priceAsOf.getTime() > maxAgeMs;
 }
+
+/** An instrument with its current price and the source of the applied price that set it. */
+export type InstrumentPrice = {
+  id: string;
+  symbol: string;
+  name: string;
+  market: string;
+  currency: string;
+  isActive: boolean;
+  price: string;
+  priceAsOf: Date | null;
+  /** The source of the newest applied price at or before `priceAsOf`; null when none is recorded. */
+  source: PriceSource | null;
+};
+
+/**
+ * Every instrument (or the one of `symbol`) by symbol, with its price, its as-of time, and the
+ * source of the applied price that made it (the console's Market page, the audit of a decision).
+ */
+export async function instrumentPrices(db: Queryable, symbol?: string): Promise<InstrumentPrice[]> {
+  const only = symbol === undefined ? sql`` : sql` where s.symbol = ${symbol}`;
+  const found = await rows<Omit<InstrumentPrice, 'priceAsOf'> & { priceAsOf: string | null }>(
+    db,
+    sql`select s.id, s.symbol, s.name, s.market, s.currency, s.is_active as "isActive", s.price::text as price,
+  s.price_as_of::text as "priceAsOf", latest.source
+from stocks s left join lateral (
+  select p.source from prices p where p.stock_id = s.id and p.status = 'APPLIED'
+    and (s.price_as_of is null or p.as_of <= s.price_as_of)
+  order by p.as_of desc, p.created_at desc limit 1
+) latest on true${only}
+order by s.symbol`,
+  );
+  return found.map((row) => ({ ...row, priceAsOf: row.priceAsOf === null ? null : dateOf(row.priceAsOf) }));
+}

@@ -11,6 +11,8 @@ export type WebhookRow = {
   status: Webhook['status'];
   disabledReason: string | null;
   disabledAt: string | null;
+  /** The first failed attempt of the current failing streak (the console shows it; not in the API). */
+  failingSince: string | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -18,7 +20,7 @@ export type WebhookRow = {
 /** The select (or returning) list of a WebhookRow, table aliased `w`. */
 export const WEBHOOK_COLUMNS = sql.raw(`w.id, w.organization_id as "organizationId", w.url, w.subscriptions,
   w.status, w.disabled_reason as "disabledReason", w.disabled_at::text as "disabledAt",
-  w.created_at::text as "createdAt", w.updated_at::text as "updatedAt"`);
+  w.failing_since::text as "failingSince", w.created_at::text as "createdAt", w.updated_at::text as "updatedAt"`);
 
 /** Unix seconds of a timestamp selected as text (the spec's Webhook times are integers). */
 export const unixOf = (text: string) => Math.floor(dateOf(text).getTime() / 1000);
