@@ -77,6 +77,10 @@ export const configSchema = z.object({
   ADMIN_PORT: port.default(8081),
   /** A console session ends after this many minutes without a request (docs/console.md). */
   CONSOLE_IDLE_MINUTES: positiveInt.max(1440, 'must be at most 1440').default(30),
+  /** Failed console sign-ins allowed per operator name and per address within the window (docs/console.md). */
+  CONSOLE_SIGN_IN_LIMIT: rateLimitSpec.prefault('5/900s'),
+  /** How often the console's request history samples the per-route tally (docs/console.md, Charts). */
+  METRICS_SAMPLE_SECONDS: positiveInt.max(3600, 'must be at most 3600').default(60),
   ADMIN_HOST: z.string().default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),

@@ -63,6 +63,9 @@ export async function buildAdminApp(
     request.auditActor = { type: 'admin-token' };
   });
   installAuditLog(app, ctx);
+  // The console's request history (docs/console.md, Charts): one sampler per process, stopped on close.
+  ctx.metrics.history.start(ctx.config.METRICS_SAMPLE_SECONDS * 1000, () => ctx.clock());
+  app.addHook('onClose', async () => ctx.metrics.history.stop());
 
   const db = ctx.database.db;
   // Prometheus scrapes it with the admin token (`authorization: { credentials: … }`).

@@ -4,6 +4,7 @@ import { one } from '../db/query.ts';
 import { paymentHealth, storeChecks } from '../routes/health.ts';
 import { listHeldPrices } from '../services/market/prices.ts';
 import { listStuck } from '../services/payments/pipeline/operator.ts';
+import { providerCallP95, providerPayments, successRate } from '../services/payments/provider-stats.ts';
 
 /** One line of the Overview: `attention` when it needs a person (shown red, with a text label). */
 export type OverviewItem = { label: string; value: string; attention: boolean; detail?: string };
@@ -13,6 +14,13 @@ export type OverviewSection = { title: string; items: OverviewItem[] };
 const STUCK_SECONDS = 600;
 /** A webhook delivery or SMS still waiting after this long needs a look. */
 const BACKLOG_MINUTES = 15;
+
+/**
+ * A provider needs a person when fewer than this share of its payments finished in the last hour
+ * succeeded, once at least PROVIDER_MIN_FINISHED finished (a handful of failures is not a trend).
+ */
+export const PROVIDER_SUCCESS_THRESHOLD = 0.9;
+export const PROVIDER_MIN_FINISHED = 10;
 
 type Counts = { waiting: number; old: number; failed: number };
 
@@ -24,7 +32,8 @@ export async function readOverview(ctx: AppContext): Promise<OverviewSection[]> 
   const db = ctx.database.db;
   const now = ctx.clock();
   const oldBefore = new Date(now.getTime() - BACKLOG_MINUTES * 60_000).toISOString();
-  const [checks, stuck, held, queue, webhooks, sms] = await Promise.all([
+  const lastHour = { from: new Date(now.getTime() - 3_600_000), to: now };
+  const [checks, stuck, held, queue, webhooks, sms, providerHour, providerP95] = await Promise.all([
     storeChecks(ctx),
     listStuck(db, { olderThanSeconds: STUCK_SECONDS, limit: 1000, now }),
     listHeldPrices(db),
@@ -44,6 +53,8 @@ export async function readOverview(ctx: AppContext): Promise<OverviewSection[]> 
   count(*) filter (where state in ('QUEUED', 'SENDING') and created_at < ${oldBefore}::timestamptz)::int as old,
   count(*) filter (where state in ('REFUSED', 'FAILED', 'UNDELIVERED'))::int as failed from sms_messages`,
     ),
+    providerPayments(db, lastHour),
+    providerCallP95(db, lastHour),
   ]);
   const payments = paymentHealth(ctx);
   const operatorQueue = stuck.filter((r) => r.state === 'OPERATOR' || r.state === 'UNCERTAIN').length;
@@ -69,6 +80,7 @@ export async function readOverview(ctx: AppContext): Promise<OverviewSection[]> 
           value: state,
           attention: state !== 'closed',
         })),
+        ...providerLastHour(Object.keys(payments.breakers), providerHour, providerP95),
       ],
     },
     {
@@ -132,6 +144,27 @@ export async function readOverview(ctx: AppContext): Promise<OverviewSection[]> 
       ],
     },
   ];
+}
+
+/** Each provider's success rate and p95 call latency over the last hour (docs/console.md, Overview). */
+function providerLastHour(
+  configured: string[],
+  found: Awaited<ReturnType<typeof providerPayments>>,
+  p95: Map<string, number>,
+): OverviewItem[] {
+  const adapters = [...new Set([...configured, ...found.map((p) => p.adapter), ...p95.keys()])].sort();
+  return adapters.map((adapter) => {
+    const counts = found.find((p) => p.adapter === adapter) ?? { count: 0, succeeded: 0, failed: 0 };
+    const rate = successRate(counts);
+    const finished = counts.succeeded + counts.failed;
+    const latency = p95.get(adapter);
+    return {
+      label: `Provider ${adapter}: last hour`,
+      value: `success ${rate === null ? '—' : `${(rate * 100).toFixed(1)}%`}, p95 ${latency === undefined ? '—' : `${Math.round(latency)} ms`}`,
+      attention: rate !== null && finished >= PROVIDER_MIN_FINISHED && rate < PROVIDER_SUCCESS_THRESHOLD,
+      detail: `${counts.count} payments, ${counts.succeeded} succeeded, ${counts.failed} failed`,
+    };
+  });
 }
 
 function backlog(label: string, counts: Counts | undefined, failedLabel: string): OverviewItem {

@@ -24,6 +24,7 @@ import { registerMessagesPage } from './pages/messages.ts';
 import { registerPartnersPage } from './pages/partners.ts';
 import { registerPaymentsPage } from './pages/payments.ts';
 import { overviewPage, refusedPage, signInPage } from './pages.ts';
+import { createSignInLimit } from './sign-in-limit.ts';
 
 const SESSION_COOKIE = 'console_session';
 /** Before sign-in: the double-submit token of the sign-in form (no session exists yet). */
@@ -184,6 +185,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
     );
   });
 
+  const signInLimit = createSignInLimit(ctx);
   app.post('/console/sign-in', { config }, async (request, reply) => {
     const form = formOf(request);
     request.body = form;
@@ -194,12 +196,27 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
     };
     if (!sameToken(form.csrf, cookies(request).get(SIGN_IN_COOKIE)))
       return retry(403, 'The sign-in form expired: sign in again.');
+    const name = String(form.name ?? '').slice(0, 200);
+    // Too many failures for this name or address: refused before the credential is checked.
+    const waitMs = await signInLimit.waitMs(name, request.ip);
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      const at = new Date(ctx.clock().getTime() + seconds * 1000).toISOString().slice(11, 19);
+      request.log.warn({ operator: name.slice(0, 100) }, 'console: sign-in refused, too many failures');
+      reply.header('retry-after', String(seconds));
+      return retry(
+        429,
+        `Too many failed sign-ins for this name or from this address: try again after ${at} UTC (in ${Math.ceil(seconds / 60)} minute${seconds > 60 ? 's' : ''}).`,
+      );
+    }
     const operator =
       form.name && form.credential ? await verifyOperator(db, form.name, form.credential) : undefined;
     if (!operator) {
+      await signInLimit.failed(name, request.ip);
       request.log.warn({ operator: form.name?.slice(0, 100) }, 'console: sign-in refused');
       return retry(401, 'Wrong name or credential, or the operator is deactivated.');
     }
+    await signInLimit.succeeded(name);
     const created = await createSession(db, operator.id, ctx.clock());
     request.auditActor = { type: 'operator', id: operator.id, name: operator.name };
     reply.header('set-cookie', [

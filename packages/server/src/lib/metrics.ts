@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import { RequestHistory } from './request-history.ts';
 
 export type RejectionReason =
   | 'rate_limit'
@@ -13,10 +14,13 @@ export type RejectionReason =
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const requests = new RequestTally(registry);
   return {
     registry,
     /** Every response, by route, method and status, and its latency (`RequestTally`). */
-    requests: new RequestTally(registry),
+    requests,
+    /** The tally sampled over the last 24 hours, for the console's charts (the admin app starts it). */
+    history: new RequestHistory(requests),
     rejections: new Counter({
       name: 'http_rejections_total',
       help: 'Requests refused before the handler, by reason',
@@ -165,7 +169,8 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** The upper bounds (seconds) of `http_request_duration_seconds`'s buckets, +Inf aside. */
+export const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** One route and method: responses by status, and the latency histogram's buckets, sum and count. */
 type Cell = {
@@ -248,10 +253,26 @@ export class RequestTally {
     cell.count += 1;
   }
 
+  /**
+   * The cumulative figures so far, per route and method: responses and the latency buckets'
+   * counts (not cumulative over bounds; the last entry is above the last bound). The console's
+   * request history samples it (lib/request-history.ts).
+   */
+  snapshot(): TallySnapshot[] {
+    return [...this.#cells()].map(({ labels, buckets, count }) => ({
+      route: labels.route,
+      method: labels.method,
+      count,
+      buckets: [...buckets, count - buckets.reduce((a, b) => a + b, 0)],
+    }));
+  }
+
   *#cells(): Iterable<Cell> {
     for (const methods of this.#routes.values()) yield* methods.values();
   }
 }
+
+export type TallySnapshot = { route: string; method: string; count: number; buckets: number[] };
 
 type HistogramValue = { labels: Record<string, string | number>; value: number; metricName: string };
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject } from '@partner-api/testkit/helpers.ts';
 import type { LightMyRequestResponse } from 'fastify';
+import { type Browser, csrfOf, visit as visitAs } from './session-kit.ts';
 
 /** Secret-looking provider settings: no console page may show them. */
 export const PROVIDER_SECRETS = {
@@ -15,13 +16,8 @@ export const PROVIDER_SECRETS = {
   MPESA_CALLBACK_TOKEN: randomBytes(24).toString('hex'),
 };
 
-/** A browser as the console sees it: its cookies. */
-export type Browser = { cookies: Map<string, string> };
 export type Account = { id: string; name: string; credential: string };
-
-/** The CSRF token of the first form on a page. */
-export const csrfOf = (res: LightMyRequestResponse) =>
-  /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
+export { type Browser, csrfOf } from './session-kit.ts';
 
 /** An operator account made through the admin API. */
 export async function addOperator(t: TestApp, name: string, role: 'viewer' | 'operator'): Promise<Account> {
@@ -36,21 +32,7 @@ export async function addOperator(t: TestApp, name: string, role: 'viewer' | 'op
 export function consoleClient(app: () => TestApp) {
   const pages: LightMyRequestResponse[] = [];
   async function visit(browser: Browser, method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const res = await app().admin.inject({
-      method,
-      url,
-      headers: {
-        cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
-      const [pair] = header.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value && !/Max-Age=0/.test(header)) browser.cookies.set(name, value);
-      else browser.cookies.delete(name);
-    }
+    const res = await visitAs(app(), browser, method, url, form);
     pages.push(res);
     return res;
   }

@@ -79,7 +79,11 @@ export type AuditFilter = {
   route?: string;
   from?: Date;
   to?: Date;
+  /** Entries whose target id contains this text. */
+  target?: string;
   limit: number;
+  /** Entries to skip, newest first (the console's pages). */
+  offset?: number;
 };
 
 type AuditRow = {
@@ -107,11 +111,12 @@ export async function listAudit(db: Queryable, filter: AuditFilter) {
   if (filter.route) where.push(sql`route = ${filter.route}`);
   if (filter.from) where.push(sql`at >= ${filter.from.toISOString()}`);
   if (filter.to) where.push(sql`at < ${filter.to.toISOString()}`);
+  if (filter.target) where.push(sql`strpos(target_id, ${filter.target}) > 0`);
   const found = await rows<AuditRow>(
     db,
     sql`select id, actor_type as "actorType", operator_id as "operatorId", operator_name as "operatorName", method,
   route, target_id as "targetId", body, before, after, status, ip, request_id as "requestId", at::text as at
-  from audit_log where ${sql.join(where, sql` and `)} order by at desc, id desc limit ${filter.limit}`,
+  from audit_log where ${sql.join(where, sql` and `)} order by at desc, id desc limit ${filter.limit} offset ${filter.offset ?? 0}`,
   );
   return found.map(({ actorType, operatorId, operatorName, at, ...rest }) => ({
     ...rest,

@@ -18,7 +18,11 @@ export type SmsFilter = {
   organizationId?: string;
   customerId?: string;
   msisdn?: string;
+  /** The number's last 4 digits (the console shows and takes no more of a number). */
+  msisdnEnding?: string;
   limit: number;
+  /** Rows to skip, newest first (the console's pages). */
+  offset?: number;
 };
 
 type Row = {
@@ -48,13 +52,36 @@ type Row = {
 export const needsAttention = (state: SmsState) =>
   state === 'REFUSED' || state === 'FAILED' || state === 'UNDELIVERED';
 
-/** The operator's view of investor SMS (GET /admin/sms), newest first, filtered. */
-export async function listSms(db: Queryable, filter: SmsFilter) {
+/** The filter's conditions but the state's. */
+function smsWhere(filter: Omit<SmsFilter, 'state' | 'limit' | 'offset'>): SQL[] {
   const where: SQL[] = [];
-  if (filter.state) where.push(sql`state = ${filter.state}`);
   if (filter.organizationId) where.push(sql`organization_id = ${filter.organizationId}`);
   if (filter.customerId) where.push(sql`customer_id = ${filter.customerId}`);
   if (filter.msisdn) where.push(sql`msisdn = ${filter.msisdn}`);
+  if (filter.msisdnEnding) where.push(sql`right(msisdn, 4) = ${filter.msisdnEnding}`);
+  return where;
+}
+
+/** How many SMS are in each state under the filter (the state's aside); every state is present. */
+export async function countSmsByState(
+  db: Queryable,
+  filter: Omit<SmsFilter, 'state' | 'limit' | 'offset'>,
+): Promise<Record<SmsState, number>> {
+  const where = smsWhere(filter);
+  const clause = where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``;
+  const found = await rows<{ state: SmsState; count: number }>(
+    db,
+    sql`select state, count(*)::int as count from sms_messages ${clause} group by state`,
+  );
+  const counts = Object.fromEntries(SMS_STATES.map((state) => [state, 0])) as Record<SmsState, number>;
+  for (const row of found) counts[row.state] = row.count;
+  return counts;
+}
+
+/** The operator's view of investor SMS (GET /admin/sms), newest first, filtered. */
+export async function listSms(db: Queryable, filter: SmsFilter) {
+  const where = smsWhere(filter);
+  if (filter.state) where.push(sql`state = ${filter.state}`);
   const clause = where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``;
   const found = await rows<Row>(
     db,
@@ -63,7 +90,7 @@ export async function listSms(db: Queryable, filter: SmsFilter) {
   gateway_message_id as "gatewayMessageId", status_code as "statusCode", gateway_status as "gatewayStatus",
   delivery_status as "deliveryStatus", failure_reason as "failureReason", last_error as "lastError",
   created_at::text as "createdAt", sent_at::text as "sentAt", delivered_at::text as "deliveredAt"
-  from sms_messages ${clause} order by created_at desc, id desc limit ${filter.limit}`,
+  from sms_messages ${clause} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset ?? 0}`,
   );
   return found.map((row) => ({
     ...row,
