@@ -4,7 +4,10 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.ts';
 import { one, rows } from '../../src/db/query.ts';
+import { seedPayments } from './charts-seed.ts';
 import { type Account, addOperator, consoleClient, PROVIDER_SECRETS } from './client.ts';
+import { type SeededPartner, seedPartner } from './partners-seed.ts';
+import { seedSms } from './session-kit.ts';
 
 /** Tables a console request may write without changing anything: its audit row and the session's last-seen time. */
 const BOOKKEEPING = new Set(['audit_log', 'console_sessions', '__drizzle_migrations']);
@@ -20,12 +23,22 @@ describeStores('every console page and change on %s', (store) => {
   const suffix = randomBytes(4).toString('hex');
   let viewer: Account;
   let operator: Account;
+  let partner: SeededPartner;
   const { pages, visit, session } = consoleClient(() => t);
 
   beforeAll(async () => {
     t = await buildTestApp(store, PROVIDER_SECRETS);
     viewer = await addOperator(t, `viewer-${suffix}`, 'viewer');
     operator = await addOperator(t, `operator-${suffix}`, 'operator');
+    // Data on every page, so that the crawl reaches the detail pages too (a partner, its deliveries, a payment, an SMS).
+    partner = await seedPartner(t, `Every page ${suffix}`);
+    await seedPayments(t, new Date(), [
+      { adapter: 'mpesa', minutesAgo: 30, status: 'SUCCESS', latencyMs: 120 },
+      { adapter: 'mpesa', minutesAgo: 20, status: 'PENDING' },
+    ]);
+    await seedSms(t, `Every page SMS ${suffix}`, [
+      { msisdn: '254712345678', state: 'DELIVERED', createdAt: new Date(), deliveredAt: new Date() },
+    ]);
   });
   afterAll(() => t?.close());
 
@@ -124,7 +137,9 @@ describeStores('every console page and change on %s', (store) => {
         .map(([, value]) => value),
       viewer.credential,
       operator.credential,
+      partner.clientSecret,
     ];
+    expect([...seen].some((url) => url.startsWith(`/console/partners/${partner.organizationId}`))).toBe(true);
     for (const res of pages) {
       const cookie = /console_session=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1];
       for (const secret of [...secrets, ...(cookie ? [cookie] : [])])

@@ -4,6 +4,7 @@ import { adminInject } from '@partner-api/testkit/helpers.ts';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { one } from '../../src/db/query.ts';
+import { type Browser, csrfOf, visit as visitAs } from './session-kit.ts';
 
 /** A browser as the console sees it: its cookies, kept from each Set-Cookie. */
 export type FormBrowser = {
@@ -13,8 +14,7 @@ export type FormBrowser = {
   csrf: string;
 };
 
-export const csrfOf = (res: LightMyRequestResponse) =>
-  /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
+export { csrfOf } from './session-kit.ts';
 
 /** Adds an operator of `role` with a random name and signs it in through the console's forms. */
 export async function signedIn(
@@ -26,25 +26,9 @@ export async function signedIn(
     id: string;
     credential: string;
   };
-  const cookies = new Map<string, string>();
-  const visit = async (method: 'GET' | 'POST', url: string, form?: Record<string, string>) => {
-    const res = await t.admin.inject({
-      method,
-      url,
-      headers: {
-        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of [res.headers['set-cookie'] ?? []].flat()) {
-      const [pair] = header.split(';');
-      const [key, value] = pair!.split('=') as [string, string];
-      if (value && !/Max-Age=0/.test(header)) cookies.set(key, value);
-      else cookies.delete(key);
-    }
-    return res;
-  };
+  const cookies: Browser = { cookies: new Map() };
+  const visit = (method: 'GET' | 'POST', url: string, form?: Record<string, string>) =>
+    visitAs(t, cookies, method, url, form);
   const form = await visit('GET', '/console/sign-in');
   const res = await visit('POST', '/console/sign-in', {
     csrf: csrfOf(form),
