@@ -56,7 +56,21 @@ type Done = { newTransactionId?: string; queued: boolean };
 const conflict = (message: string) => new AppError(409, 'Conflict', message);
 const RECEIPT_ACTIONS: readonly ResolveAction[] = ['paid', 'paid-another-way'];
 
-export async function resolvePayment(deps: ResolveDeps, input: Input): Promise<Resolved> {
+/**
+ * Called inside the resolution's transaction with the request as it was found (locked) and as the
+ * resolution left it, and the result: what the caller writes here (the console's audit row)
+ * commits with the resolution or not at all.
+ */
+export type ResolutionHook = (
+  tx: Tx,
+  change: { before: LoadedRequest; after: LoadedRequest; resolved: Resolved },
+) => Promise<void>;
+
+export async function resolvePayment(
+  deps: ResolveDeps,
+  input: Input,
+  inTransaction?: ResolutionHook,
+): Promise<Resolved> {
   const operator = input.operator ?? 'admin-token';
   const context = {
     transactionId: input.transactionId,
@@ -96,6 +110,7 @@ export async function resolvePayment(deps: ResolveDeps, input: Input): Promise<R
         state: after.state,
         ...done,
       };
+      await inTransaction?.(tx, { before, after, resolved: result });
       return result;
     });
     deps.log.info({ ...context, ...resolved }, 'payment resolved by an operator');
