@@ -1,4 +1,4 @@
-import { buildTestApp, describeStores, type TestApp } from '@partner-api/testkit/app.ts';
+import { buildTestApp, describeStores, REDIS_SKIP_REASON, type TestApp } from '@partner-api/testkit/app.ts';
 import { adminInject, redisReady, uniqueClientIp } from '@partner-api/testkit/helpers.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn } from './session-kit.ts';
@@ -94,9 +94,12 @@ function suite(build: (window: string) => Promise<TestApp>) {
 describeStores('the console sign-in limit in memory on %s', (store) =>
   suite((limit) => buildTestApp(store, { CONSOLE_SIGN_IN_LIMIT: limit })),
 );
-describe('the console sign-in limit in Redis', () =>
+if (!process.env.REDIS_URL)
+  describe('the console sign-in limit in Redis', () => it.skip(REDIS_SKIP_REASON, () => {}));
+describe.skipIf(!process.env.REDIS_URL)('the console sign-in limit in Redis', () =>
   suite(async (limit) => {
     const t = await buildTestApp('pglite', { CONSOLE_SIGN_IN_LIMIT: limit }, { withRedis: true });
     await redisReady(t.ctx.redis);
     return t;
-  }));
+  }),
+);
