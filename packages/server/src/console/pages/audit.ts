@@ -1,3 +1,4 @@
+import { marketDateSchema } from '@partner-api/contract';
 import type { FastifyInstance } from 'fastify';
 import { listAudit } from '../../services/audit/log.ts';
 import type { ConsoleKit } from '../kit.ts';
@@ -20,13 +21,9 @@ type AuditQuery = {
   offset?: string;
 };
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-/** A `YYYY-MM-DD` day's start (UTC), or undefined when it is not a real day. */
-function dayOf(text: string): Date | undefined {
-  if (!DAY.test(text)) return undefined;
-  const day = new Date(`${text}T00:00:00Z`);
-  return Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text ? undefined : day;
-}
+/** A `YYYY-MM-DD` day's start (UTC), or undefined when it is not a real day (the contract's rule). */
+const dayOf = (text: string): Date | undefined =>
+  marketDateSchema.safeParse(text).success ? new Date(`${text}T00:00:00Z`) : undefined;
 
 /** Stored JSON (already redacted when written), pretty and escaped. */
 function json(value: unknown): string {
